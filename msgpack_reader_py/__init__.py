@@ -1,0 +1,30 @@
+"""Stream typed records out of concatenated MessagePack: fast, in constant memory, loudly.
+
+>>> from msgpack_reader_py import StreamingReader
+>>> with StreamingReader("items.msgpack") as reader:  # doctest: +SKIP
+...     for item in reader:
+...         print(item.id, item.value)
+"""
+
+from .errors import DecodeError, ReaderError, RecordError, RecordTooLargeError, TruncatedStreamError
+from .generator import generate, get_iter, pack_items, write_items
+from .model import Item, item_to_list
+from .streaming_reader import DEFAULT_MAX_RECORD_SIZE, StreamingReader, read_items
+
+__all__ = [
+    "DEFAULT_MAX_RECORD_SIZE",
+    "DecodeError",
+    "Item",
+    "ReaderError",
+    "RecordError",
+    "RecordTooLargeError",
+    "StreamingReader",
+    "TruncatedStreamError",
+    "generate",
+    "get_iter",
+    "item_to_list",
+    "pack_items",
+    "read_items",
+    "write_items",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,66 @@
+"""The reader's error contract.
+
+Every error the reader raises for bad data is a :class:`ReaderError` (itself a ``ValueError``).
+It names the failing record: ``.index`` is its 0-based number, which equals the number of
+records yielded before it, and ``.offset`` is the byte offset, counted from where the reader
+started reading, at which that record starts. Both appear in the message. The exception
+msgpack raised, if any, is chained as ``__cause__``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DecodeError",
+    "ReaderError",
+    "RecordError",
+    "RecordTooLargeError",
+    "TruncatedStreamError",
+]
+
+
+class ReaderError(ValueError):
+    """Base class of every data error the reader raises.
+
+    Attributes:
+        index: 0-based number of the failing record (the number of records yielded before it).
+        offset: byte offset in the stream at which the failing record starts.
+        reason: what is wrong, without the location.
+    """
+
+    index: int
+    offset: int
+    reason: str
+
+    def __init__(self, reason: str, *, index: int, offset: int) -> None:
+        super().__init__(f"record {index} at byte {offset}: {reason}")
+        self.reason = reason
+        self.index = index
+        self.offset = offset
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # Keyword-only arguments would break pickling (multiprocessing, dask) otherwise.
+        return (_rebuild, (type(self), self.reason, self.index, self.offset))
+
+
+def _rebuild(cls: type[ReaderError], reason: str, index: int, offset: int) -> ReaderError:
+    return cls(reason, index=index, offset=offset)
+
+
+class TruncatedStreamError(ReaderError):
+    """The stream ends inside a record: its last bytes are not a whole record."""
+
+
+class DecodeError(ReaderError):
+    """The bytes are not valid MessagePack, hold invalid UTF-8, or nest too deeply."""
+
+
+class RecordTooLargeError(ReaderError):
+    """A record is larger than the reader's ``max_record_size``."""
+
+
+class RecordError(ReaderError):
+    """Valid MessagePack that is not a record of the expected type.
+
+    Raised for a value that is not an array, an array of the wrong length, and a field that
+    fails validation (``validate=True``).
+    """

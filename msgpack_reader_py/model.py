@@ -1,0 +1,54 @@
+"""The record model: :class:`Item`, one telemetry record, and its wire form."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Item", "item_to_list"]
+
+
+@dataclass(slots=True)
+class Item:
+    """One telemetry record.
+
+    On the wire an ``Item`` is a MessagePack array of its eight fields in this order:
+    ``[id, process_id, thread_id, timestamp_ns, line, value, filename, path]``.
+    """
+
+    id: int
+    process_id: int
+    thread_id: int
+    timestamp_ns: int
+    line: int
+    value: float
+    filename: str
+    path: str
+
+    @classmethod
+    def from_list(cls, values: Sequence[Any]) -> Item:
+        """Build an ``Item`` from its wire form, a sequence of the eight field values.
+
+        Raises ``TypeError`` when ``values`` does not hold exactly eight values; the field
+        types are not checked (``StreamingReader(..., validate=True)`` does that).
+        """
+        return cls(*values)
+
+    def to_list(self) -> list[Any]:
+        """Return the wire form of this item: its eight field values, in order."""
+        return [
+            self.id,
+            self.process_id,
+            self.thread_id,
+            self.timestamp_ns,
+            self.line,
+            self.value,
+            self.filename,
+            self.path,
+        ]
+
+
+def item_to_list(item: Item) -> list[Any]:
+    """Return the wire form of ``item`` (the same as ``item.to_list()``)."""
+    return item.to_list()

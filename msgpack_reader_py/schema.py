@@ -1,0 +1,168 @@
+"""What a record type looks like on the wire, decided once per stream.
+
+A record type is a dataclass; a record is a MessagePack array of its fields, in declaration
+order. From the type this module derives the field checks used by ``validate=True`` and the
+``msgpack.Unpacker`` limits that make a stream that cannot hold such records fail early.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import types
+import typing
+from collections.abc import Callable, Sequence
+from typing import Any
+
+__all__ = ["RecordSchema", "describe", "type_name"]
+
+# A product of allowed field types up to this size is checked with one set lookup per record.
+_MAX_ACCEPTED_COMBINATIONS = 4096
+_SCALARS: frozenset[type] = frozenset({int, float, str, bytes, bool, type(None)})
+_CONTAINER_ORIGINS: dict[Any, tuple[type, ...]] = {
+    list: (list, tuple),
+    tuple: (list, tuple),
+    Sequence: (list, tuple),
+    typing.Sequence: (list, tuple),
+    dict: (dict,),
+}
+_REPR_LIMIT = 60
+
+
+def type_name(tp: type) -> str:
+    """Name a type the way a user writes it: ``int``, ``None``, ``Timestamp``."""
+    return "None" if tp is type(None) else tp.__name__
+
+
+def describe(value: object) -> str:
+    """Describe a decoded value for an error message, never embedding a huge one."""
+    if isinstance(value, (list, tuple)):
+        return f"an array of {len(value)} values"
+    if isinstance(value, dict):
+        return f"a map of {len(value)} entries"
+    text = repr(value)
+    if len(text) > _REPR_LIMIT:
+        text = text[: _REPR_LIMIT - 3] + "..."
+    return f"{type_name(type(value))} {text}"
+
+
+def _allowed_types(annotation: Any, field: str) -> frozenset[type] | None:
+    """Return the exact value types a field accepts, or ``None`` when any value is fine."""
+    if annotation is Any or annotation is object:
+        return None
+    if annotation is None or annotation is type(None):
+        return frozenset({type(None)})
+    if annotation is float:
+        # MessagePack writers often encode a whole float as an int; both are numbers here.
+        return frozenset({float, int})
+    if annotation in _CONTAINER_ORIGINS:
+        return frozenset(_CONTAINER_ORIGINS[annotation])
+    origin = typing.get_origin(annotation)
+    if origin is typing.Union or origin is types.UnionType:
+        allowed: set[type] = set()
+        for member in typing.get_args(annotation):
+            member_types = _allowed_types(member, field)
+            if member_types is None:
+                return None
+            allowed |= member_types
+        return frozenset(allowed)
+    if origin in _CONTAINER_ORIGINS:
+        return frozenset(_CONTAINER_ORIGINS[origin])
+    if isinstance(annotation, type) and origin is None:
+        # Exact type, so that a bool is not taken for an int.
+        return frozenset({annotation})
+    raise TypeError(f"validate=True cannot check field {field!r} annotated {annotation!r}")
+
+
+def _annotation_text(annotation: Any) -> str:
+    if isinstance(annotation, type):
+        return type_name(annotation)
+    return str(annotation).replace("typing.", "").replace("NoneType", "None")
+
+
+class RecordSchema:
+    """The wire layout of a dataclass record type: field names, annotations, checks.
+
+    Built once per reader; ``check(values)`` is the per-record validation of ``validate=True``.
+    """
+
+    record_type: type[Any]
+    names: tuple[str, ...]
+    expected: tuple[str, ...]
+    allowed: tuple[frozenset[type] | None, ...]
+    flat: bool
+    uses_lists: bool
+
+    def __init__(self, record_type: type[Any]) -> None:
+        if not (isinstance(record_type, type) and dataclasses.is_dataclass(record_type)):
+            raise TypeError(f"record_type must be a dataclass type, got {record_type!r}")
+        fields = [f for f in dataclasses.fields(record_type) if f.init]
+        hints = typing.get_type_hints(record_type)
+        self.record_type = record_type
+        self.names = tuple(f.name for f in fields)
+        annotations = [hints.get(f.name, Any) for f in fields]
+        self.expected = tuple(_annotation_text(a) for a in annotations)
+        self._annotations = annotations
+        self._allowed: tuple[frozenset[type] | None, ...] | None = None
+        self.uses_lists = any(_mentions_list(a) for a in annotations)
+        self.flat = all(_is_scalar_annotation(a) for a in annotations)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    @property
+    def allowed_types(self) -> tuple[frozenset[type] | None, ...]:
+        """Per field, the exact value types it accepts (``None``: anything)."""
+        if self._allowed is None:
+            self._allowed = tuple(
+                _allowed_types(a, n) for a, n in zip(self._annotations, self.names, strict=True)
+            )
+        return self._allowed
+
+    def build_checker(self) -> Callable[[Sequence[Any]], str | None]:
+        """Return ``check(values) -> None | reason``: ``None`` when the values fit the fields.
+
+        The common case costs one ``tuple(map(type, values))`` and one set lookup.
+        """
+        allowed = self.allowed_types
+        size = len(allowed)
+        combinations = 1
+        for types_ in allowed:
+            combinations *= len(types_) if types_ is not None else _MAX_ACCEPTED_COMBINATIONS + 1
+        accepted: frozenset[tuple[type, ...]] | None = None
+        if combinations <= _MAX_ACCEPTED_COMBINATIONS:
+            accepted = frozenset(itertools.product(*(t or () for t in allowed)))
+        names = self.names
+        expected = self.expected
+
+        def explain(values: Sequence[Any]) -> str | None:
+            if len(values) != size:
+                return f"expected an array of {size} fields, found {describe(values)}"
+            for name, want, types_, value in zip(names, expected, allowed, values, strict=True):
+                if types_ is not None and type(value) not in types_:
+                    return f"field `{name}` expected {want}, got {describe(value)}"
+            return None
+
+        if accepted is None:
+            return explain
+
+        def check(values: Sequence[Any]) -> str | None:
+            if tuple(map(type, values)) in accepted:
+                return None
+            return explain(values)
+
+        return check
+
+
+def _is_scalar_annotation(annotation: Any) -> bool:
+    try:
+        allowed = _allowed_types(annotation, "")
+    except TypeError:
+        return False
+    return allowed is not None and allowed <= _SCALARS
+
+
+def _mentions_list(annotation: Any) -> bool:
+    if annotation is list or typing.get_origin(annotation) is list:
+        return True
+    return any(_mentions_list(arg) for arg in typing.get_args(annotation))
