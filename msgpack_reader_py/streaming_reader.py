@@ -387,6 +387,8 @@ def _records(
     without validation); ``check`` validates field types; ``mapper`` replaces
     ``record_type(*values)``. Index and offset are kept in locals: the offset of a record is
     ``tell()`` after the one before it, because after a failed unpack ``tell()`` has moved on.
+    The size of every record is checked before it is built: a record that fits in one chunk
+    is measured as exactly as one that spans several.
     """
     build = schema.record_type
     feed = unpacker.feed
@@ -398,6 +400,11 @@ def _records(
             try:
                 feed(chunk)
                 for values in unpacker:
+                    end = tell()
+                    if end - offset > limit:
+                        raise _too_large(
+                            f"{end - offset} bytes, over max_record_size={limit}", index, offset
+                        )
                     if sequence is not None and values.__class__ is not sequence:
                         raise RecordError(_not_a_record(schema, values), index=index, offset=offset)
                     if check is not None and (reason := check(values)) is not None:
@@ -408,7 +415,7 @@ def _records(
                         raise _record_error(schema, values, exc, index, offset) from exc
                     yield record
                     index += 1
-                    offset = tell()
+                    offset = end
             except ReaderError:
                 raise
             except Exception as exc:  # whatever msgpack raises becomes a ReaderError
@@ -438,7 +445,7 @@ def _decode_error(
 ) -> ReaderError:
     """Map what msgpack raised to the documented error, with a message a user can act on."""
     if isinstance(exc, msgpack.BufferFull):
-        return _too_large(f"larger than max_record_size={limit}", index, offset)
+        return _too_large(f"over max_record_size={limit}", index, offset)
     if isinstance(exc, (msgpack.StackError, RecursionError)):
         return DecodeError("nesting deeper than the decoder allows", index=index, offset=offset)
     if isinstance(exc, UnicodeDecodeError):
@@ -475,7 +482,7 @@ def _too_large(what: str, index: int, offset: int) -> RecordTooLargeError:
 def _check_pending(pending: int, limit: int, index: int, offset: int) -> None:
     if pending > limit:
         raise _too_large(
-            f"larger than max_record_size={limit} ({pending} bytes read, not finished)",
+            f"over max_record_size={limit} ({pending} bytes read and the record is not finished)",
             index,
             offset,
         )
