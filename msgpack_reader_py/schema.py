@@ -92,6 +92,7 @@ class RecordSchema:
     allowed: tuple[frozenset[type] | None, ...]
     flat: bool
     uses_lists: bool
+    has_defaults: bool
 
     def __init__(self, record_type: type[Any]) -> None:
         if not (isinstance(record_type, type) and dataclasses.is_dataclass(record_type)):
@@ -104,6 +105,10 @@ class RecordSchema:
         self.expected = tuple(_annotation_text(a) for a in annotations)
         self._annotations = annotations
         self._allowed: tuple[frozenset[type] | None, ...] | None = None
+        self.has_defaults = any(
+            f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+            for f in fields
+        )
         self.uses_lists = any(_mentions_list(a) for a in annotations)
         self.flat = all(_is_scalar_annotation(a) for a in annotations)
 
@@ -118,6 +123,21 @@ class RecordSchema:
                 _allowed_types(a, n) for a, n in zip(self._annotations, self.names, strict=True)
             )
         return self._allowed
+
+    def shape_error(self, value: object) -> str:
+        """The reason a decoded value is not a record of this type (assuming it is not)."""
+        return f"expected an array of {len(self.names)} fields, found {describe(value)}"
+
+    def build_length_checker(self) -> Callable[[Sequence[Any]], str | None]:
+        """Return ``check(values) -> None | reason`` that checks only the number of fields."""
+        size = len(self.names)
+
+        def check(values: Sequence[Any]) -> str | None:
+            if len(values) == size:
+                return None
+            return self.shape_error(values)
+
+        return check
 
     def build_checker(self) -> Callable[[Sequence[Any]], str | None]:
         """Return ``check(values) -> None | reason``: ``None`` when the values fit the fields.
@@ -134,10 +154,11 @@ class RecordSchema:
             accepted = frozenset(itertools.product(*(t or () for t in allowed)))
         names = self.names
         expected = self.expected
+        shape_error = self.shape_error
 
         def explain(values: Sequence[Any]) -> str | None:
             if len(values) != size:
-                return f"expected an array of {size} fields, found {describe(values)}"
+                return shape_error(values)
             for name, want, types_, value in zip(names, expected, allowed, values, strict=True):
                 if types_ is not None and type(value) not in types_:
                     return f"field `{name}` expected {want}, got {describe(value)}"

@@ -18,7 +18,8 @@ import msgpack
 
 from .errors import DecodeError, ReaderError, RecordError, RecordTooLargeError, TruncatedStreamError
 from .model import Item
-from .schema import RecordSchema, describe
+from .schema import RecordSchema
+from .wire import declared_excess
 
 __all__ = [
     "DEFAULT_MAX_RECORD_SIZE",
@@ -39,6 +40,19 @@ DEFAULT_MAX_RECORD_SIZE = 100 * 1024 * 1024
 DEFAULT_READ_SIZE = 64 * 1024
 
 _CONVERSION_ERRORS = (TypeError, ValueError, KeyError, IndexError)
+# What feeding and unpacking can raise; anything else (a mapper's own bug) passes through as is.
+_DECODER_ERRORS = (
+    ValueError,
+    TypeError,
+    MemoryError,
+    RecursionError,
+    SystemError,
+    OverflowError,
+    msgpack.UnpackException,
+)
+# An unfinished record longer than this has its headers read for sizes it cannot be given.
+_INSPECT_PENDING_OVER = 4096
+_PENDING_HEAD_SIZE = 64 * 1024
 _LIMIT_MESSAGE = re.compile(r"^(\d+) exceeds max_(str|bin|ext|array|map)_len\((\d+)\)$")
 _KIND_NAMES = {"str": "a str", "bin": "a bin", "ext": "an ext", "array": "an array", "map": "a map"}
 
@@ -77,14 +91,10 @@ class _Chunks:
                 f"got {type(source).__name__}"
             )
 
-    def __iter__(self) -> Iterator[bytes | memoryview]:
+    def __iter__(self) -> Iterator[bytes | bytearray | memoryview]:
         size = self._read_size
         if self._view is not None:
-            view = self._view
-            for start in range(0, len(view), size):
-                chunk = view[start : start + size]
-                self.bytes_read += len(chunk)
-                yield chunk
+            yield from self._split(self._view)
             return
         stream = self._stream
         read = getattr(stream, "read1", None) or stream.read
@@ -99,8 +109,19 @@ class _Chunks:
                     f"{self.name}: read() returned {type(chunk).__name__}, not bytes; "
                     "open the source in binary mode"
                 )
+            if len(chunk) > size:
+                # A source that ignores n: the decoder's buffer is sized for read_size pieces.
+                yield from self._split(memoryview(chunk))
+                continue
             self.bytes_read += len(chunk)
             yield chunk
+
+    def _split(self, view: memoryview) -> Iterator[memoryview]:
+        size = self._read_size
+        for start in range(0, len(view), size):
+            piece = view[start : start + size]
+            self.bytes_read += len(piece)
+            yield piece
 
     def close(self) -> None:
         if self.owned:
@@ -203,6 +224,9 @@ class StreamingReader(Generic[T]):
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
         schema = RecordSchema(record_type)
         check = schema.build_checker() if validate else None
+        if check is None and mapper is None and schema.has_defaults:
+            # record_type(*values) would quietly fill a short array from the defaults.
+            check = schema.build_length_checker()
         self._schema = schema
         self._source = _Chunks(source, read_size)
         self.record_type = record_type
@@ -395,6 +419,8 @@ def _records(
     tell = unpacker.tell
     index = 0
     offset = 0
+    head: bytes = b""  # the first bytes of the unfinished record at the end of the last chunk
+    inspected = -1  # offset of the last unfinished record whose head was inspected
     try:
         for chunk in chunks:
             try:
@@ -406,7 +432,7 @@ def _records(
                             f"{end - offset} bytes, over max_record_size={limit}", index, offset
                         )
                     if sequence is not None and values.__class__ is not sequence:
-                        raise RecordError(_not_a_record(schema, values), index=index, offset=offset)
+                        raise RecordError(schema.shape_error(values), index=index, offset=offset)
                     if check is not None and (reason := check(values)) is not None:
                         raise RecordError(reason, index=index, offset=offset)
                     try:
@@ -418,23 +444,60 @@ def _records(
                     offset = end
             except ReaderError:
                 raise
-            except Exception as exc:  # whatever msgpack raises becomes a ReaderError
+            except _DECODER_ERRORS as exc:
                 raise _decode_error(exc, schema, limit, index, offset) from exc
-            _check_pending(chunks.bytes_read - offset, limit, index, offset)
-        _check_end(chunks.bytes_read, index, offset)
+            pending = chunks.bytes_read - offset
+            if pending:
+                head = _pending_head(head, chunk, chunks.bytes_read, offset)
+                if pending > limit:
+                    raise _too_large(
+                        f"over max_record_size={limit} ({pending} bytes read and the record "
+                        "is not finished)",
+                        index,
+                        offset,
+                    )
+                if pending > _INSPECT_PENDING_OVER and inspected != offset:
+                    inspected = offset
+                    _check_declared(head, limit, index, offset)
+        if chunks.bytes_read != offset:
+            # Iterating an Unpacker stops quietly on a cut-off last record; the count does not.
+            _check_declared(head, limit, index, offset)
+            reason = (
+                f"stream ends inside a record ({chunks.bytes_read - offset} bytes of it, "
+                "need more bytes)"
+            )
+            raise TruncatedStreamError(reason, index=index, offset=offset)
     finally:
         chunks.close()
 
 
-def _not_a_record(schema: RecordSchema, value: object) -> str:
-    return f"expected an array of {len(schema)} fields, found {describe(value)}"
+def _pending_head(
+    head: bytes, chunk: bytes | bytearray | memoryview, read: int, offset: int
+) -> bytes:
+    """The first bytes (at most ``_PENDING_HEAD_SIZE``) of the record that starts at ``offset``.
+
+    ``chunk`` is the chunk just fed and ``read`` the byte count at its end; ``head`` is the
+    value this returned for the previous chunk.
+    """
+    start = read - len(chunk)
+    if offset >= start:
+        return bytes(chunk[offset - start : offset - start + _PENDING_HEAD_SIZE])
+    if len(head) < _PENDING_HEAD_SIZE:
+        return head + bytes(chunk[: _PENDING_HEAD_SIZE - len(head)])
+    return head
+
+
+def _check_declared(head: bytes, limit: int, index: int, offset: int) -> None:
+    excess = declared_excess(head, limit)
+    if excess is not None:
+        raise _too_large(f"{excess}, over max_record_size={limit}", index, offset)
 
 
 def _record_error(
     schema: RecordSchema, values: Any, exc: Exception, index: int, offset: int
 ) -> RecordError:
     if isinstance(values, (list, tuple)) and len(values) != len(schema):
-        reason = _not_a_record(schema, values)
+        reason = schema.shape_error(values)
     else:
         reason = f"cannot build {schema.record_type.__qualname__}: {type(exc).__name__}: {exc}"
     return RecordError(reason, index=index, offset=offset)
@@ -477,19 +540,3 @@ def _decode_error(
 def _too_large(what: str, index: int, offset: int) -> RecordTooLargeError:
     reason = f"{what}; pass a larger max_record_size to read it"
     return RecordTooLargeError(reason, index=index, offset=offset)
-
-
-def _check_pending(pending: int, limit: int, index: int, offset: int) -> None:
-    if pending > limit:
-        raise _too_large(
-            f"over max_record_size={limit} ({pending} bytes read and the record is not finished)",
-            index,
-            offset,
-        )
-
-
-def _check_end(total: int, index: int, offset: int) -> None:
-    # Iterating an Unpacker stops quietly on a cut-off last record; the byte count does not.
-    if total != offset:
-        reason = f"stream ends inside a record ({total - offset} bytes of it, need more bytes)"
-        raise TruncatedStreamError(reason, index=index, offset=offset)
