@@ -14,12 +14,9 @@ import termios
 import time
 from pathlib import Path
 
-import pytest
-
-from msgpack_reader_py import Item, generate, get_iter, pack_items
-from tests.conftest import (
+from msgpack_reader_py import Item, get_iter, pack_items
+from tests.reference import (
     REFERENCE_MESSAGES,
-    REFERENCE_SEED,
     REFERENCE_SHA256,
     REFERENCE_SIZE,
     REFERENCE_SUM_OF_IDS,
@@ -49,33 +46,6 @@ def assert_one_error_line(stderr: str) -> str:
     assert len(lines) == 1, stderr
     assert lines[0].startswith("error: ")
     return lines[0]
-
-
-@pytest.fixture(scope="module")
-def reference_items() -> list[Item]:
-    return list(get_iter(REFERENCE_MESSAGES, REFERENCE_SEED))
-
-
-@pytest.fixture(scope="module")
-def reference_bytes(reference_items: list[Item]) -> bytes:
-    data = pack_items(reference_items)
-    assert hashlib.sha256(data).hexdigest() == REFERENCE_SHA256
-    return data
-
-
-@pytest.fixture(scope="module")
-def record_offsets(reference_items: list[Item]) -> list[int]:
-    offsets = [0]
-    for item in reference_items:
-        offsets.append(offsets[-1] + len(pack_items([item])))
-    return offsets
-
-
-@pytest.fixture
-def reference_file(tmp_path: Path) -> Path:
-    path = tmp_path / "reference.msgpack"
-    generate(path, REFERENCE_MESSAGES, REFERENCE_SEED)
-    return path
 
 
 def test_main_job() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 import gzip
-import hashlib
 import os
 import socket
 import sys
@@ -16,36 +15,15 @@ from typing import Any, BinaryIO
 
 import pytest
 
-from msgpack_reader_py import Item, StreamingReader, generate, get_iter, pack_items
-from tests.conftest import (
+from msgpack_reader_py import Item, StreamingReader, generate, pack_items
+from tests.reference import (
     REFERENCE_MESSAGES,
-    REFERENCE_SEED,
-    REFERENCE_SHA256,
     REFERENCE_SIZE,
     REFERENCE_SUM_OF_IDS,
 )
 
 TIMEOUT = 10.0
 WRITE_SIZE = 4093  # a prime, so writes end inside records
-
-
-@pytest.fixture(scope="module")
-def reference_items() -> list[Item]:
-    return list(get_iter(REFERENCE_MESSAGES, REFERENCE_SEED))
-
-
-@pytest.fixture(scope="module")
-def reference_bytes(reference_items: list[Item]) -> bytes:
-    data = pack_items(reference_items)
-    assert hashlib.sha256(data).hexdigest() == REFERENCE_SHA256
-    return data
-
-
-@pytest.fixture
-def reference_file(tmp_path: Path) -> Path:
-    path = tmp_path / "reference.msgpack"
-    generate(path, REFERENCE_MESSAGES, REFERENCE_SEED)
-    return path
 
 
 class Worker(threading.Thread):

@@ -89,7 +89,6 @@ class RecordSchema:
     record_type: type[Any]
     names: tuple[str, ...]
     expected: tuple[str, ...]
-    allowed: tuple[frozenset[type] | None, ...]
     flat: bool
     uses_lists: bool
     has_defaults: bool
@@ -104,7 +103,6 @@ class RecordSchema:
         annotations = [hints.get(f.name, Any) for f in fields]
         self.expected = tuple(_annotation_text(a) for a in annotations)
         self._annotations = annotations
-        self._allowed: tuple[frozenset[type] | None, ...] | None = None
         self.has_defaults = any(
             f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
             for f in fields
@@ -115,14 +113,14 @@ class RecordSchema:
     def __len__(self) -> int:
         return len(self.names)
 
-    @property
     def allowed_types(self) -> tuple[frozenset[type] | None, ...]:
-        """Per field, the exact value types it accepts (``None``: anything)."""
-        if self._allowed is None:
-            self._allowed = tuple(
-                _allowed_types(a, n) for a, n in zip(self._annotations, self.names, strict=True)
-            )
-        return self._allowed
+        """Per field, the exact value types it accepts (``None``: anything).
+
+        Raises ``TypeError`` for an annotation that cannot be checked.
+        """
+        return tuple(
+            _allowed_types(a, n) for a, n in zip(self._annotations, self.names, strict=True)
+        )
 
     def shape_error(self, value: object) -> str:
         """The reason a decoded value is not a record of this type (assuming it is not)."""
@@ -144,7 +142,7 @@ class RecordSchema:
 
         The common case costs one ``tuple(map(type, values))`` and one set lookup.
         """
-        allowed = self.allowed_types
+        allowed = self.allowed_types()
         size = len(allowed)
         combinations = 1
         for types_ in allowed:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import os
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from types import TracebackType
 from typing import IO, Any, Generic, TypeVar, Union, overload
 
@@ -236,7 +236,7 @@ class StreamingReader(Generic[T]):
         options = _unpacker_options(schema, mapper, max_record_size, read_size)
         unpacker = msgpack.Unpacker(**options)
         sequence = list if options["use_list"] else tuple
-        self._records: Iterator[T] = _records(
+        self._records: Generator[T, None, None] = _records(
             self._source,
             unpacker,
             schema,
@@ -275,9 +275,7 @@ class StreamingReader(Generic[T]):
         if self._closed:
             return
         self._closed = True
-        close = getattr(self._records, "close", None)
-        if close is not None:
-            close()
+        self._records.close()
         self._source.close()
 
     @property
@@ -379,7 +377,9 @@ def _unpacker_options(
 
     msgpack checks str/bin/ext lengths only once their bytes are buffered, but array and map
     counts as soon as the header is read: a flat record type allows no maps and no array longer
-    than a record, so a hostile count fails at its header.
+    than a record, so a hostile count fails at its header. The buffer holds at most one
+    unfinished record (at most ``max_record_size``, or the reader has already failed) plus one
+    chunk (at most ``read_size``), so ``feed`` never raises ``BufferFull``.
     """
     flat = schema.flat and mapper is None
     return {
@@ -404,7 +404,7 @@ def _records(
     sequence: type | None,
     check: Callable[[Sequence[Any]], str | None] | None,
     mapper: Callable[[Any], Any] | None,
-) -> Iterator[Any]:
+) -> Generator[Any, None, None]:
     """Decode, check and build records: the per-record hot loop.
 
     ``sequence`` is the array type a record must decode to (``None``: any value, for a mapper
@@ -507,8 +507,6 @@ def _decode_error(
     exc: Exception, schema: RecordSchema, limit: int, index: int, offset: int
 ) -> ReaderError:
     """Map what msgpack raised to the documented error, with a message a user can act on."""
-    if isinstance(exc, msgpack.BufferFull):
-        return _too_large(f"over max_record_size={limit}", index, offset)
     if isinstance(exc, (msgpack.StackError, RecursionError)):
         return DecodeError("nesting deeper than the decoder allows", index=index, offset=offset)
     if isinstance(exc, UnicodeDecodeError):

@@ -83,7 +83,9 @@ def declared_excess(data: bytes | bytearray | memoryview, limit: int) -> str | N
         else:
             break  # 0xC1, never valid: the decoder raises for it
         if pos + remaining > limit:
-            return f"declares at least {pos + remaining} bytes"
+            break
+    if pos + remaining > limit:
+        return f"declares at least {pos + remaining} bytes"
     return None
 
 

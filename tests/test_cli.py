@@ -23,7 +23,7 @@ import msgpack_reader_py
 from msgpack_reader_py import Item, cli, get_iter, pack_items
 from msgpack_reader_py.cli import main
 
-from .conftest import (
+from .reference import (
     REFERENCE_MESSAGES,
     REFERENCE_SEED,
     REFERENCE_SHA256,
@@ -40,13 +40,6 @@ EXIT_BROKEN_PIPE = 141
 
 
 # --- helpers -------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def reference_file(tmp_path: Path, reference_bytes: bytes) -> Path:
-    path = tmp_path / "reference.msgpack"
-    path.write_bytes(reference_bytes)
-    return path
 
 
 def fake_stdin(monkeypatch: pytest.MonkeyPatch, buffer: Any) -> None:

@@ -180,6 +180,26 @@ CASES: dict[str, Case] = {
         msgpack.StackError,
         {"record_type": Loose},
     ),
+    "timestamp ext of invalid length": Case(
+        LOOSE_PREFIX + b"\x92" + packed("t") + b"\xc7\x03\xff\x00\x00\x00",
+        DecodeError,
+        2,
+        len(LOOSE_PREFIX),
+        LOOSE_ITEMS,
+        ValueError,
+        {"record_type": Loose},
+        "invalid timestamp",
+    ),
+    "timestamp64 with nanoseconds over 999999999": Case(
+        LOOSE_PREFIX + b"\x92" + packed("t") + b"\xd7\xff" + b"\xff" * 8,
+        DecodeError,
+        2,
+        len(LOOSE_PREFIX),
+        LOOSE_ITEMS,
+        ValueError,
+        {"record_type": Loose},
+        "nanoseconds",
+    ),
     # Larger than max_record_size.
     "str longer than max_record_size": Case(
         PREFIX + packed(LONG_PATH.to_list()) + PREFIX,
@@ -532,6 +552,15 @@ def test_record_of_exactly_max_record_size_is_accepted(read_size: int) -> None:
     reader = StreamingReader(
         PREFIX + record + PREFIX, max_record_size=len(record), read_size=read_size
     )
+    assert list(reader) == [*PREFIX_ITEMS, item, *PREFIX_ITEMS]
+
+
+def test_record_far_larger_than_a_read_is_accepted_within_the_limit() -> None:
+    # 300 KiB of record arriving 4 KiB at a time: the unfinished record is inspected on the way
+    # (its first 64 KiB are kept for that) and must not be refused.
+    item = Item(1, 2, 3, 4, 5, 1.5, "f", "p" * 300_000)
+    record = packed(item.to_list())
+    reader = StreamingReader(PREFIX + record + PREFIX, max_record_size=len(record), read_size=4096)
     assert list(reader) == [*PREFIX_ITEMS, item, *PREFIX_ITEMS]
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from msgpack_reader_py import Item, generate, get_iter, pack_items, write_items
 
-from .conftest import (
+from .reference import (
     REFERENCE_MESSAGES,
     REFERENCE_SEED,
     REFERENCE_SHA256,

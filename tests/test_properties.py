@@ -24,6 +24,7 @@ from msgpack_reader_py import (
     pack_items,
     write_items,
 )
+from tests.reference import offsets_of
 
 INT64_MIN = -(2**63)
 UINT64_MAX = 2**64 - 1
@@ -50,14 +51,6 @@ def assert_same_items(got: list[Item], want: list[Item]) -> None:
     for a, b in zip(got, want, strict=True):
         assert type(a) is Item
         assert item_key(a) == item_key(b)
-
-
-def record_offsets(records: list[Item]) -> list[int]:
-    """Start of every record, plus the end, measured one record at a time."""
-    offsets = [0]
-    for record in records:
-        offsets.append(offsets[-1] + len(pack_items([record])))
-    return offsets
 
 
 class OneBytePerRead:
@@ -155,7 +148,7 @@ CUT_RECORDS = [
     Item(0, -33, 255, 65536, -129, -0.0, "ü" * 4, "q" * 300),
 ]
 CUT_DATA = pack_items(CUT_RECORDS)
-CUT_OFFSETS = record_offsets(CUT_RECORDS)
+CUT_OFFSETS = offsets_of(CUT_RECORDS)
 
 
 @pytest.mark.parametrize("read_size", [1, 3, 64 * 1024])
@@ -180,7 +173,7 @@ def test_every_cut_point_from_a_stream_source() -> None:
 @given(st.lists(items, min_size=1, max_size=6), st.data())
 def test_any_cut_point_of_any_stream(records: list[Item], data: st.DataObject) -> None:
     whole = pack_items(records)
-    offsets = record_offsets(records)
+    offsets = offsets_of(records)
     cut = data.draw(st.integers(min_value=0, max_value=len(whole)), label="cut")
     read_size = data.draw(st.sampled_from([1, 2, 7, 64 * 1024]), label="read_size")
     reader = StreamingReader(whole[:cut], read_size=read_size)

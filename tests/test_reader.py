@@ -28,7 +28,7 @@ from msgpack_reader_py import (
     pack_items,
     read_items,
 )
-from tests.conftest import REFERENCE_MESSAGES, REFERENCE_SIZE, REFERENCE_SUM_OF_IDS
+from tests.reference import REFERENCE_MESSAGES, REFERENCE_SIZE, REFERENCE_SUM_OF_IDS
 
 # --------------------------------------------------------------------------------------------
 # Helpers
