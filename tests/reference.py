@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from msgpack_reader_py import Item, pack_items
 
@@ -11,6 +12,17 @@ REFERENCE_SEED = 42
 REFERENCE_SIZE = 559439
 REFERENCE_SHA256 = "1dea4a70945fcd100b88dff2c7736fe877526a97d2bbd5f02ad9ee2f01995db6"
 REFERENCE_SUM_OF_IDS = 49995000
+# As published with the fixture.
+FIRST_REFERENCE_RECORD: list[Any] = [
+    0,
+    14592,
+    3278,
+    1730374586108998696,
+    36048,
+    172.1898038000276,
+    "D0TVBDIV",
+    "UZZPQK51FPKH1DN",
+]
 
 
 def offsets_of(items: Iterable[Item]) -> list[int]:

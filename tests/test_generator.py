@@ -7,7 +7,6 @@ import io
 import itertools
 import re
 from pathlib import Path
-from typing import Any
 
 import msgpack
 import pytest
@@ -15,6 +14,7 @@ import pytest
 from msgpack_reader_py import Item, generate, get_iter, pack_items, write_items
 
 from .reference import (
+    FIRST_REFERENCE_RECORD,
     REFERENCE_MESSAGES,
     REFERENCE_SEED,
     REFERENCE_SHA256,
@@ -22,16 +22,6 @@ from .reference import (
     REFERENCE_SUM_OF_IDS,
 )
 
-FIRST_REFERENCE_RECORD: list[Any] = [
-    0,
-    14592,
-    3278,
-    1730374586108998696,
-    36048,
-    172.1898038000276,
-    "D0TVBDIV",
-    "UZZPQK51FPKH1DN",
-]
 MIN_TIMESTAMP_NS = 1714290559598901400
 MAX_TIMESTAMP_NS = 1777333982598901400
 FILENAME = re.compile(r"[A-Z0-9]{8}")
@@ -118,24 +108,22 @@ def test_field_types_and_ranges(seed: int) -> None:
         assert type(item.value) is float
         assert type(item.filename) is str
         assert type(item.path) is str
-        assert 0 <= item.process_id <= 65535
-        assert 0 <= item.thread_id <= 65535
-        assert 0 <= item.line <= 65535
-        assert MIN_TIMESTAMP_NS <= item.timestamp_ns <= MAX_TIMESTAMP_NS
-        assert 0.0 <= item.value <= 1234.0
-        assert FILENAME.fullmatch(item.filename)
-        assert PATH.fullmatch(item.path)
+        assert_in_ranges(item)
+
+
+def assert_in_ranges(item: Item) -> None:
+    assert 0 <= item.process_id <= 65535
+    assert 0 <= item.thread_id <= 65535
+    assert 0 <= item.line <= 65535
+    assert MIN_TIMESTAMP_NS <= item.timestamp_ns <= MAX_TIMESTAMP_NS
+    assert 0.0 <= item.value <= 1234.0
+    assert FILENAME.fullmatch(item.filename)
+    assert PATH.fullmatch(item.path)
 
 
 def test_reference_field_ranges(reference_items: list[Item]) -> None:
     for item in reference_items:
-        assert 0 <= item.process_id <= 65535
-        assert 0 <= item.thread_id <= 65535
-        assert 0 <= item.line <= 65535
-        assert MIN_TIMESTAMP_NS <= item.timestamp_ns <= MAX_TIMESTAMP_NS
-        assert 0.0 <= item.value <= 1234.0
-        assert FILENAME.fullmatch(item.filename)
-        assert PATH.fullmatch(item.path)
+        assert_in_ranges(item)
     # The draws are spread over the ranges, not stuck at one value.
     assert len({item.process_id for item in reference_items}) > 1000
     assert len({item.filename for item in reference_items}) == REFERENCE_MESSAGES

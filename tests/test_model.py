@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from typing import Any
 
 import pytest
 
 from msgpack_reader_py import Item, item_to_list
+
+from .reference import FIRST_REFERENCE_RECORD
 
 WIRE_ORDER = (
     "id",
@@ -20,16 +21,6 @@ WIRE_ORDER = (
     "filename",
     "path",
 )
-FIRST_REFERENCE_RECORD: list[Any] = [
-    0,
-    14592,
-    3278,
-    1730374586108998696,
-    36048,
-    172.1898038000276,
-    "D0TVBDIV",
-    "UZZPQK51FPKH1DN",
-]
 
 
 def test_item_is_a_dataclass_with_fields_in_wire_order() -> None:
