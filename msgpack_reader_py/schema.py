@@ -75,7 +75,8 @@ def _allowed_types(annotation: Any, field: str) -> frozenset[type] | None:
 
 
 def _annotation_text(annotation: Any) -> str:
-    if isinstance(annotation, type):
+    # On 3.10 ``list[int]`` passes isinstance(..., type); its origin tells it apart.
+    if isinstance(annotation, type) and typing.get_origin(annotation) is None:
         return type_name(annotation)
     return str(annotation).replace("typing.", "").replace("NoneType", "None")
 
