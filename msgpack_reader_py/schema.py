@@ -123,9 +123,77 @@ class RecordSchema:
             _allowed_types(a, n) for a, n in zip(self._annotations, self.names, strict=True)
         )
 
+    def _accepted_types(self) -> frozenset[tuple[type, ...]] | None:
+        """Every tuple of value types a valid record can have, if there are few enough."""
+        allowed = self.allowed_types()
+        combinations = 1
+        for types_ in allowed:
+            combinations *= len(types_) if types_ is not None else _MAX_ACCEPTED_COMBINATIONS + 1
+        if combinations > _MAX_ACCEPTED_COMBINATIONS:
+            return None
+        return frozenset(itertools.product(*(t or () for t in allowed)))
+
+    def _usual_types(self) -> tuple[type, ...] | None:
+        """Per field, the type a valid value most often has (float for float, X for X | None).
+
+        ``None`` when a field takes anything. A batch whose values all have their field's usual
+        type passes with one flat comparison of types.
+        """
+        usual = []
+        for types_ in self.allowed_types():
+            if types_ is None:
+                return None
+            narrowed = types_ - {type(None)} or types_
+            if float in narrowed:
+                narrowed = frozenset({float})
+            usual.append(min(narrowed, key=repr))
+        return tuple(usual)
+
     def shape_error(self, value: object) -> str:
         """The reason a decoded value is not a record of this type (assuming it is not)."""
         return f"expected an array of {len(self.names)} fields, found {describe(value)}"
+
+    def build_batch_checker(
+        self, sequence: type | None, *, validate: bool
+    ) -> Callable[[Sequence[Any]], tuple[int, str] | None] | None:
+        """Return ``first_invalid(values) -> None | (position, reason)`` for a batch of records.
+
+        ``sequence`` is the type every record must decode to (``None``: anything, for a mapper
+        without validation). The checks run as C-level passes over the whole batch
+        (``set(map(type, values))``); only a batch that fails one is walked record by record
+        to find the first culprit. Returns ``None`` when there is nothing to check.
+        """
+        if validate:
+            per_record: Callable[[Sequence[Any]], str | None] | None = self.build_checker()
+        elif self.has_defaults and sequence is not None:
+            # record_type(*values) would quietly fill a short array from the defaults.
+            per_record = self.build_length_checker()
+        else:
+            per_record = None
+        if sequence is None and per_record is None:
+            return None
+        accepted = self._accepted_types() if validate else None
+        usual = self._usual_types() if validate else None
+        size = len(self.names)
+        shapes = {sequence}
+        shape_error = self.shape_error
+
+        def first_invalid(values: Sequence[Any]) -> tuple[int, str] | None:
+            count = len(values)
+            if sequence is not None and set(map(type, values)) != shapes:
+                count = next(k for k, v in enumerate(values) if type(v) is not sequence)
+            if per_record is not None and not _batch_passes(
+                values, count, size, accepted, usual, validate
+            ):
+                for position in range(count):
+                    reason = per_record(values[position])
+                    if reason is not None:
+                        return position, reason
+            if count < len(values):
+                return count, shape_error(values[count])
+            return None
+
+        return first_invalid
 
     def build_length_checker(self) -> Callable[[Sequence[Any]], str | None]:
         """Return ``check(values) -> None | reason`` that checks only the number of fields."""
@@ -145,12 +213,7 @@ class RecordSchema:
         """
         allowed = self.allowed_types()
         size = len(allowed)
-        combinations = 1
-        for types_ in allowed:
-            combinations *= len(types_) if types_ is not None else _MAX_ACCEPTED_COMBINATIONS + 1
-        accepted: frozenset[tuple[type, ...]] | None = None
-        if combinations <= _MAX_ACCEPTED_COMBINATIONS:
-            accepted = frozenset(itertools.product(*(t or () for t in allowed)))
+        accepted = self._accepted_types()
         names = self.names
         expected = self.expected
         shape_error = self.shape_error
@@ -186,3 +249,25 @@ def _mentions_list(annotation: Any) -> bool:
     if annotation is list or typing.get_origin(annotation) is list:
         return True
     return any(_mentions_list(arg) for arg in typing.get_args(annotation))
+
+
+def _batch_passes(
+    values: Sequence[Any],
+    count: int,
+    size: int,
+    accepted: frozenset[tuple[type, ...]] | None,
+    usual: tuple[type, ...] | None,
+    validate: bool,
+) -> bool:
+    """Whether every record surely passes, from C-level passes; ``False``: walk them."""
+    if count != len(values) or set(map(len, values)) != {size}:
+        return False
+    if not validate:
+        return True
+    if usual is not None:
+        flat = tuple(map(type, itertools.chain.from_iterable(values)))
+        if flat == usual * len(values):
+            return True
+    if accepted is None:
+        return False
+    return set(map(tuple, map(map, itertools.repeat(type), values))) <= accepted

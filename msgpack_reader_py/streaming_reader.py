@@ -1,25 +1,24 @@
 """Stream typed records out of concatenated MessagePack.
 
-Bytes flow one way: source -> chunks -> ``msgpack.Unpacker`` -> record -> caller. Everything that
-can be decided once per stream (record constructor, checks, decoder limits) is decided in
-``StreamingReader.__init__``; the per-record loop only decodes, checks the shape and builds.
+Bytes flow one way: source -> chunks -> ``msgpack.Unpacker`` -> record -> caller. This module
+owns the sources and the public reader; ``decoder`` owns the loop. Everything that can be
+decided once per stream (record constructor, checks, decoder limits) is decided in
+``StreamingReader.__init__``.
 """
 
 from __future__ import annotations
 
 import io
 import os
-import re
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator
 from types import TracebackType
 from typing import IO, Any, Generic, TypeVar, Union, overload
 
 import msgpack
 
-from .errors import DecodeError, ReaderError, RecordError, RecordTooLargeError, TruncatedStreamError
+from .decoder import Plan, records, unpacker_options
 from .model import Item
 from .schema import RecordSchema
-from .wire import declared_excess
 
 __all__ = [
     "DEFAULT_MAX_RECORD_SIZE",
@@ -38,23 +37,6 @@ DEFAULT_MAX_RECORD_SIZE = 100 * 1024 * 1024
 """100 MiB, the size of msgpack's own default buffer."""
 
 DEFAULT_READ_SIZE = 64 * 1024
-
-_CONVERSION_ERRORS = (TypeError, ValueError, KeyError, IndexError)
-# What feeding and unpacking can raise; anything else (a mapper's own bug) passes through as is.
-_DECODER_ERRORS = (
-    ValueError,
-    TypeError,
-    MemoryError,
-    RecursionError,
-    SystemError,
-    OverflowError,
-    msgpack.UnpackException,
-)
-# An unfinished record longer than this has its headers read for sizes it cannot be given.
-_INSPECT_PENDING_OVER = 4096
-_PENDING_HEAD_SIZE = 64 * 1024
-_LIMIT_MESSAGE = re.compile(r"^(\d+) exceeds max_(str|bin|ext|array|map)_len\((\d+)\)$")
-_KIND_NAMES = {"str": "a str", "bin": "a bin", "ext": "an ext", "array": "an array", "map": "a map"}
 
 
 class _Chunks:
@@ -223,27 +205,22 @@ class StreamingReader(Generic[T]):
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
         schema = RecordSchema(record_type)
-        check = schema.build_checker() if validate else None
-        if check is None and mapper is None and schema.has_defaults:
-            # record_type(*values) would quietly fill a short array from the defaults.
-            check = schema.build_length_checker()
-        self._schema = schema
+        options = unpacker_options(schema, mapper, max_record_size, read_size)
+        sequence = list if options["use_list"] else tuple
+        plan = Plan(
+            schema,
+            sequence=sequence if mapper is None or validate else None,
+            validate=validate,
+            mapper=mapper,
+        )
         self._source = _Chunks(source, read_size)
         self.record_type = record_type
         self.max_record_size = max_record_size
         self.validate = validate
         self.mapper = mapper
-        options = _unpacker_options(schema, mapper, max_record_size, read_size)
         unpacker = msgpack.Unpacker(**options)
-        sequence = list if options["use_list"] else tuple
-        self._records: Generator[T, None, None] = _records(
-            self._source,
-            unpacker,
-            schema,
-            max_record_size,
-            sequence=sequence if mapper is None or check is not None else None,
-            check=check,
-            mapper=mapper,
+        self._records: Generator[T, None, None] = records(
+            self._source, unpacker, plan, max_record_size
         )
         self._closed = False
 
@@ -365,176 +342,3 @@ def read_items(
 def _drain(reader: StreamingReader[T]) -> Iterator[T]:
     with reader:
         yield from reader
-
-
-def _unpacker_options(
-    schema: RecordSchema,
-    mapper: Callable[[Any], Any] | None,
-    max_record_size: int,
-    read_size: int,
-) -> dict[str, Any]:
-    """Decoder settings that let no record grow past ``max_record_size``.
-
-    msgpack checks str/bin/ext lengths only once their bytes are buffered, but array and map
-    counts as soon as the header is read: a flat record type allows no maps and no array longer
-    than a record, so a hostile count fails at its header. The buffer holds at most one
-    unfinished record (at most ``max_record_size``, or the reader has already failed) plus one
-    chunk (at most ``read_size``), so ``feed`` never raises ``BufferFull``.
-    """
-    flat = schema.flat and mapper is None
-    return {
-        "use_list": mapper is not None or schema.uses_lists,
-        "raw": False,
-        "strict_map_key": False,
-        "max_buffer_size": max_record_size + read_size,
-        "max_str_len": max_record_size,
-        "max_bin_len": max_record_size,
-        "max_ext_len": max_record_size,
-        "max_array_len": len(schema) if flat else max_record_size,
-        "max_map_len": 0 if flat else max_record_size // 2,
-    }
-
-
-def _records(
-    chunks: _Chunks,
-    unpacker: msgpack.Unpacker,
-    schema: RecordSchema,
-    limit: int,
-    *,
-    sequence: type | None,
-    check: Callable[[Sequence[Any]], str | None] | None,
-    mapper: Callable[[Any], Any] | None,
-) -> Generator[Any, None, None]:
-    """Decode, check and build records: the per-record hot loop.
-
-    ``sequence`` is the array type a record must decode to (``None``: any value, for a mapper
-    without validation); ``check`` validates field types; ``mapper`` replaces
-    ``record_type(*values)``. Index and offset are kept in locals: the offset of a record is
-    ``tell()`` after the one before it, because after a failed unpack ``tell()`` has moved on.
-    The size of every record is checked before it is built: a record that fits in one chunk
-    is measured as exactly as one that spans several.
-    """
-    build = schema.record_type
-    feed = unpacker.feed
-    tell = unpacker.tell
-    index = 0
-    offset = 0
-    head: bytes = b""  # the first bytes of the unfinished record at the end of the last chunk
-    inspected = -1  # offset of the last unfinished record whose head was inspected
-    try:
-        for chunk in chunks:
-            try:
-                feed(chunk)
-                for values in unpacker:
-                    end = tell()
-                    if end - offset > limit:
-                        raise _too_large(
-                            f"{end - offset} bytes, over max_record_size={limit}", index, offset
-                        )
-                    if sequence is not None and values.__class__ is not sequence:
-                        raise RecordError(schema.shape_error(values), index=index, offset=offset)
-                    if check is not None and (reason := check(values)) is not None:
-                        raise RecordError(reason, index=index, offset=offset)
-                    try:
-                        record = build(*values) if mapper is None else mapper(values)
-                    except _CONVERSION_ERRORS as exc:
-                        raise _record_error(schema, values, exc, index, offset) from exc
-                    yield record
-                    index += 1
-                    offset = end
-            except ReaderError:
-                raise
-            except _DECODER_ERRORS as exc:
-                raise _decode_error(exc, schema, limit, index, offset) from exc
-            pending = chunks.bytes_read - offset
-            if pending:
-                head = _pending_head(head, chunk, chunks.bytes_read, offset)
-                if pending > limit:
-                    raise _too_large(
-                        f"over max_record_size={limit} ({pending} bytes read and the record "
-                        "is not finished)",
-                        index,
-                        offset,
-                    )
-                if pending > _INSPECT_PENDING_OVER and inspected != offset:
-                    inspected = offset
-                    _check_declared(head, limit, index, offset)
-        if chunks.bytes_read != offset:
-            # Iterating an Unpacker stops quietly on a cut-off last record; the count does not.
-            _check_declared(head, limit, index, offset)
-            reason = (
-                f"stream ends inside a record ({chunks.bytes_read - offset} bytes of it, "
-                "need more bytes)"
-            )
-            raise TruncatedStreamError(reason, index=index, offset=offset)
-    finally:
-        chunks.close()
-
-
-def _pending_head(
-    head: bytes, chunk: bytes | bytearray | memoryview, read: int, offset: int
-) -> bytes:
-    """The first bytes (at most ``_PENDING_HEAD_SIZE``) of the record that starts at ``offset``.
-
-    ``chunk`` is the chunk just fed and ``read`` the byte count at its end; ``head`` is the
-    value this returned for the previous chunk.
-    """
-    start = read - len(chunk)
-    if offset >= start:
-        return bytes(chunk[offset - start : offset - start + _PENDING_HEAD_SIZE])
-    if len(head) < _PENDING_HEAD_SIZE:
-        return head + bytes(chunk[: _PENDING_HEAD_SIZE - len(head)])
-    return head
-
-
-def _check_declared(head: bytes, limit: int, index: int, offset: int) -> None:
-    excess = declared_excess(head, limit)
-    if excess is not None:
-        raise _too_large(f"{excess}, over max_record_size={limit}", index, offset)
-
-
-def _record_error(
-    schema: RecordSchema, values: Any, exc: Exception, index: int, offset: int
-) -> RecordError:
-    if isinstance(values, (list, tuple)) and len(values) != len(schema):
-        reason = schema.shape_error(values)
-    else:
-        reason = f"cannot build {schema.record_type.__qualname__}: {type(exc).__name__}: {exc}"
-    return RecordError(reason, index=index, offset=offset)
-
-
-def _decode_error(
-    exc: Exception, schema: RecordSchema, limit: int, index: int, offset: int
-) -> ReaderError:
-    """Map what msgpack raised to the documented error, with a message a user can act on."""
-    if isinstance(exc, (msgpack.StackError, RecursionError)):
-        return DecodeError("nesting deeper than the decoder allows", index=index, offset=offset)
-    if isinstance(exc, UnicodeDecodeError):
-        reason = f"invalid UTF-8 in a str ({exc.reason} at position {exc.start})"
-        return DecodeError(reason, index=index, offset=offset)
-    if isinstance(exc, msgpack.FormatError):
-        reason = "not valid MessagePack (a reserved byte such as 0xc1, never valid)"
-        return DecodeError(reason, index=index, offset=offset)
-    match = _LIMIT_MESSAGE.match(str(exc)) if type(exc) is ValueError else None
-    if match is not None:
-        count, kind = int(match.group(1)), match.group(2)
-        if kind in ("array", "map") and schema.flat and count <= limit:
-            reason = (
-                f"found {_KIND_NAMES[kind]} of {count} entries where a record is a flat "
-                f"array of {len(schema)} fields"
-            )
-            return RecordError(reason, index=index, offset=offset)
-        unit = "bytes" if kind in ("str", "bin", "ext") else "entries"
-        return _too_large(
-            f"declares {_KIND_NAMES[kind]} of {count} {unit}, over max_record_size={limit}",
-            index,
-            offset,
-        )
-    return DecodeError(
-        f"not valid MessagePack ({type(exc).__name__}: {exc})", index=index, offset=offset
-    )
-
-
-def _too_large(what: str, index: int, offset: int) -> RecordTooLargeError:
-    reason = f"{what}; pass a larger max_record_size to read it"
-    return RecordTooLargeError(reason, index=index, offset=offset)

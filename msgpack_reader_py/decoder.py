@@ -1,0 +1,363 @@
+"""The decoding loop: chunks of bytes in, checked records out, errors located exactly.
+
+Per chunk, not per record, is where Python-level work happens. A chunk is fed to one
+``msgpack.Unpacker``; every record it completes is decoded into a list by C code
+(``list.extend``), checked as a batch (``set(map(type, values))``), built by C code
+(``itertools.starmap(record_type, ...)``) and handed over with ``yield from``. Nothing in that
+path costs a Python bytecode per record.
+
+What the batch path does not track is where each record starts: that is needed only when
+something is wrong. So the loop keeps an *anchor*, a record boundary it knows (the end of the
+first record completed in the latest chunk, from one ``tell()``), and the bytes read since
+then. To name the offset of a failing record it replays those bytes through a fresh decoder,
+skipping records, which costs at most about one chunk, and only on the error path. The end of
+the stream is checked by feeding one ``nil`` byte: the decoder returns it as a value of its own
+only if no record was left unfinished.
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+import re
+from collections.abc import Callable, Generator, Iterable, Sequence
+from typing import Any, Protocol
+
+import msgpack
+
+from .errors import DecodeError, ReaderError, RecordError, RecordTooLargeError, TruncatedStreamError
+from .schema import RecordSchema
+from .wire import declared_excess
+
+__all__ = ["Plan", "records", "unpacker_options"]
+
+Chunk = bytes | bytearray | memoryview
+
+_CONVERSION_ERRORS = (TypeError, ValueError, KeyError, IndexError)
+# What feeding and unpacking can raise; anything else (a mapper's own bug) passes through as is.
+_DECODER_ERRORS = (
+    ValueError,
+    TypeError,
+    MemoryError,
+    RecursionError,
+    SystemError,
+    OverflowError,
+    msgpack.UnpackException,
+)
+_HEAD_SIZE = 64 * 1024  # how much of an unfinished record is read for the sizes it declares
+_LIMIT_MESSAGE = re.compile(r"^(\d+) exceeds max_(str|bin|ext|array|map)_len\((\d+)\)$")
+_KIND_NAMES = {"str": "a str", "bin": "a bin", "ext": "an ext", "array": "an array", "map": "a map"}
+_NIL = b"\xc0"
+_MISSING: Any = object()
+
+
+class ChunkSource(Protocol):
+    """Where the loop gets its bytes: an iterable of chunks that counts what it has read."""
+
+    bytes_read: int
+
+    def __iter__(self) -> Any: ...
+
+    def close(self) -> None: ...
+
+
+def unpacker_options(
+    schema: RecordSchema, mapper: Callable[[Any], Any] | None, limit: int, read_size: int
+) -> dict[str, Any]:
+    """Decoder settings that let no record grow past ``limit`` bytes.
+
+    msgpack checks str/bin/ext lengths only once their bytes are buffered, but array and map
+    counts as soon as the header is read: a flat record type allows no maps and no array longer
+    than a record, so a hostile count fails at its header. The buffer holds at most one
+    unfinished record (at most ``limit``, or the reader has already failed) plus one chunk (at
+    most ``read_size``), so ``feed`` never raises ``BufferFull``.
+    """
+    flat = schema.flat and mapper is None
+    return {
+        "use_list": mapper is not None or schema.uses_lists,
+        "raw": False,
+        "strict_map_key": False,
+        "max_buffer_size": limit + read_size,
+        "max_str_len": limit,
+        "max_bin_len": limit,
+        "max_ext_len": limit,
+        "max_array_len": len(schema) if flat else limit,
+        "max_map_len": 0 if flat else limit // 2,
+    }
+
+
+class Plan:
+    """What happens to each batch of decoded values: which checks, which constructor."""
+
+    def __init__(
+        self,
+        schema: RecordSchema,
+        *,
+        sequence: type | None,
+        validate: bool,
+        mapper: Callable[[Any], Any] | None,
+    ) -> None:
+        self.schema = schema
+        self.mapper = mapper
+        self.first_invalid = schema.build_batch_checker(sequence, validate=validate)
+
+    def build(self, values: Iterable[Any]) -> Iterable[Any]:
+        """The records for ``values``, built lazily by C code."""
+        if self.mapper is not None:
+            return map(self.mapper, values)
+        return itertools.starmap(self.schema.record_type, values)
+
+
+def records(
+    chunks: ChunkSource, unpacker: msgpack.Unpacker, plan: Plan, limit: int
+) -> Generator[Any, None, None]:
+    """Yield the records of ``chunks``; raise a located ``ReaderError`` for broken data."""
+    feed = unpacker.feed
+    tell = unpacker.tell
+    index = 0  # records handed over before the current batch
+    anchor = 0  # a record boundary: where record ``index - since_anchor`` starts
+    since_anchor = 0  # complete records after the anchor, all handed over
+    retained: list[Chunk] = []  # the bytes from the anchor to the end of what was read
+    unfinished_at = -1  # where the unfinished record starts, once located
+    inspected = 0  # how many of its first bytes have been read for declared sizes
+    try:
+        for chunk in chunks:
+            retained.append(chunk)
+            try:
+                feed(chunk)
+            except msgpack.BufferFull as exc:
+                # The buffer holds limit + read_size bytes: only an unfinished record over the
+                # limit leaves no room for one more chunk.
+                start = _boundary(anchor, retained, since_anchor)
+                held = chunks.bytes_read - len(chunk) - start
+                raise _too_large(
+                    f"over max_record_size={limit} ({held} bytes read and the record is not "
+                    "finished)",
+                    index,
+                    start,
+                ) from exc
+            try:
+                first = next(unpacker, _MISSING)
+            except _DECODER_ERRORS as exc:
+                start = _boundary(anchor, retained, since_anchor)
+                raise _decode_error(exc, plan.schema, limit, index, start) from exc
+            read = chunks.bytes_read
+            if first is _MISSING:
+                # No record finished in this chunk: a large record, or a hostile header. Its
+                # headers are read each time its known beginning has doubled, up to _HEAD_SIZE.
+                if unfinished_at < 0:
+                    unfinished_at = _boundary(anchor, retained, since_anchor)
+                    inspected = 0
+                have = min(read - unfinished_at, _HEAD_SIZE)
+                if have > inspected and have >= min(2 * inspected, _HEAD_SIZE):
+                    _check_declared(retained, anchor, unfinished_at, limit, index)
+                    inspected = have
+                if read - unfinished_at > limit:
+                    raise _too_large(
+                        f"over max_record_size={limit} ({read - unfinished_at} bytes read and "
+                        "the record is not finished)",
+                        index,
+                        unfinished_at,
+                    )
+                continue
+            previous = (anchor, retained, since_anchor)
+            anchor = tell()
+            retained = [memoryview(chunk)[anchor - (read - len(chunk)) :]]
+            unfinished_at = -1
+            values = [first]
+            failure: Exception | None = None
+            try:
+                values.extend(unpacker)
+            except _DECODER_ERRORS as exc:
+                failure = exc
+            since_anchor = len(values) - 1
+            current = (anchor, retained)
+            bad: tuple[int, ReaderError] | None = None
+            if read - previous[0] > limit:
+                # Only then can a record finished in this chunk be over the limit.
+                bad = _first_too_large(previous, len(values), limit, index)
+            if plan.first_invalid is not None:
+                invalid = plan.first_invalid(values)
+                if invalid is not None and (bad is None or invalid[0] < bad[0]):
+                    position, reason = invalid
+                    error: ReaderError = RecordError(reason, index=index + position, offset=0)
+                    bad = (position, error)
+            if bad is not None:
+                del values[bad[0] :]
+            pending = iter(values)
+            try:
+                yield from plan.build(pending)
+            except _CONVERSION_ERRORS as exc:
+                position = len(values) - operator.length_hint(pending) - 1
+                error = _record_error(plan.schema, values[position], exc, index + position, 0)
+                raise _located(error, _locate(position, previous, current)) from exc
+            if bad is not None:
+                position, error = bad
+                raise _located(error, _locate(position, previous, current)) from None
+            index += len(values)
+            if failure is not None:
+                start = _locate(len(values), previous, current)
+                raise _decode_error(failure, plan.schema, limit, index, start) from failure
+        _check_end(unpacker, chunks.bytes_read, anchor, retained, since_anchor, limit, index)
+    finally:
+        chunks.close()
+
+
+def _locate(
+    position: int, previous: tuple[int, list[Chunk], int], current: tuple[int, list[Chunk]]
+) -> int:
+    """Where the batch's record at ``position`` starts.
+
+    ``previous`` is the anchor, bytes and record count before the batch; ``current`` the anchor
+    (the end of the batch's first record) and the bytes from it.
+    """
+    if position == 0:
+        return _boundary(*previous)
+    anchor, retained = current
+    return _boundary(anchor, retained, position - 1)
+
+
+def _boundary(start: int, pieces: Sequence[Chunk], count: int) -> int:
+    """The offset at which record ``count`` after the boundary ``start`` starts.
+
+    ``pieces`` are the bytes from ``start`` on; the ``count`` records after ``start`` were all
+    decoded once already, so skipping them cannot fail.
+    """
+    if count == 0:
+        return start
+    replay = _replay(pieces)
+    for _ in range(count):
+        replay.skip()
+    return start + replay.tell()
+
+
+def _replay(pieces: Sequence[Chunk]) -> msgpack.Unpacker:
+    """A fresh decoder holding ``pieces``: the error path re-reads bytes to find boundaries."""
+    replay = msgpack.Unpacker(max_buffer_size=sum(map(len, pieces)) + 1)
+    for piece in pieces:
+        replay.feed(piece)
+    return replay
+
+
+def _sizes(start: int, pieces: Sequence[Chunk], skip: int, count: int) -> list[int]:
+    """The sizes of ``count`` records that follow the first ``skip`` records after ``start``."""
+    replay = _replay(pieces)
+    for _ in range(skip):
+        replay.skip()
+    sizes = []
+    previous = replay.tell()
+    for _ in range(count):
+        replay.skip()
+        sizes.append(replay.tell() - previous)
+        previous = replay.tell()
+    return sizes
+
+
+def _first_too_large(
+    previous: tuple[int, list[Chunk], int], count: int, limit: int, index: int
+) -> tuple[int, ReaderError] | None:
+    anchor, pieces, since = previous
+    for position, size in enumerate(_sizes(anchor, pieces, since, count)):
+        if size > limit:
+            error = _too_large(f"{size} bytes, over max_record_size={limit}", index + position, 0)
+            return position, error
+    return None
+
+
+def _head(pieces: Sequence[Chunk], skip: int) -> bytes:
+    """Up to ``_HEAD_SIZE`` bytes of ``pieces`` after the first ``skip`` bytes."""
+    head = bytearray()
+    for piece in pieces:
+        if skip >= len(piece):
+            skip -= len(piece)
+            continue
+        head += piece[skip : skip + _HEAD_SIZE - len(head)]
+        skip = 0
+        if len(head) >= _HEAD_SIZE:
+            break
+    return bytes(head)
+
+
+def _check_declared(
+    pieces: Sequence[Chunk], anchor: int, start: int, limit: int, index: int
+) -> None:
+    """Refuse the unfinished record at ``start`` if its headers declare more than ``limit``."""
+    excess = declared_excess(_head(pieces, start - anchor), limit)
+    if excess is not None:
+        raise _too_large(f"{excess}, over max_record_size={limit}", index, start)
+
+
+def _check_end(
+    unpacker: msgpack.Unpacker,
+    total: int,
+    anchor: int,
+    retained: list[Chunk],
+    since_anchor: int,
+    limit: int,
+    index: int,
+) -> None:
+    # Iterating an Unpacker stops quietly on a cut-off last record. A nil byte fed after the
+    # end comes back as a value of its own only if no record was left unfinished.
+    unpacker.feed(_NIL)
+    try:
+        probe = next(unpacker, _MISSING)
+    except _DECODER_ERRORS:
+        probe = _MISSING
+    if probe is None and unpacker.tell() == total + len(_NIL):
+        return
+    start = _boundary(anchor, retained, since_anchor)
+    _check_declared(retained, anchor, start, limit, index)
+    reason = f"stream ends inside a record ({total - start} bytes of it, need more bytes)"
+    raise TruncatedStreamError(reason, index=index, offset=start)
+
+
+def _located(error: ReaderError, offset: int) -> ReaderError:
+    """``error`` again, now with the offset that was worked out after it was made."""
+    return type(error)(error.reason, index=error.index, offset=offset)
+
+
+def _record_error(
+    schema: RecordSchema, values: Any, exc: Exception, index: int, offset: int
+) -> RecordError:
+    if isinstance(values, (list, tuple)) and len(values) != len(schema):
+        reason = schema.shape_error(values)
+    else:
+        reason = f"cannot build {schema.record_type.__qualname__}: {type(exc).__name__}: {exc}"
+    return RecordError(reason, index=index, offset=offset)
+
+
+def _decode_error(
+    exc: BaseException, schema: RecordSchema, limit: int, index: int, offset: int
+) -> ReaderError:
+    """Map what msgpack raised to the documented error, with a message a user can act on."""
+    if isinstance(exc, (msgpack.StackError, RecursionError)):
+        return DecodeError("nesting deeper than the decoder allows", index=index, offset=offset)
+    if isinstance(exc, UnicodeDecodeError):
+        reason = f"invalid UTF-8 in a str ({exc.reason} at position {exc.start})"
+        return DecodeError(reason, index=index, offset=offset)
+    if isinstance(exc, msgpack.FormatError):
+        reason = "not valid MessagePack (a reserved byte such as 0xc1, never valid)"
+        return DecodeError(reason, index=index, offset=offset)
+    match = _LIMIT_MESSAGE.match(str(exc)) if type(exc) is ValueError else None
+    if match is not None:
+        count, kind = int(match.group(1)), match.group(2)
+        if kind in ("array", "map") and schema.flat and count <= limit:
+            reason = (
+                f"found {_KIND_NAMES[kind]} of {count} entries where a record is a flat "
+                f"array of {len(schema)} fields"
+            )
+            return RecordError(reason, index=index, offset=offset)
+        unit = "bytes" if kind in ("str", "bin", "ext") else "entries"
+        return _too_large(
+            f"declares {_KIND_NAMES[kind]} of {count} {unit}, over max_record_size={limit}",
+            index,
+            offset,
+        )
+    return DecodeError(
+        f"not valid MessagePack ({type(exc).__name__}: {exc})", index=index, offset=offset
+    )
+
+
+def _too_large(what: str, index: int, offset: int) -> RecordTooLargeError:
+    reason = f"{what}; pass a larger max_record_size to read it"
+    return RecordTooLargeError(reason, index=index, offset=offset)
