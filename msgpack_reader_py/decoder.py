@@ -17,6 +17,7 @@ only if no record was left unfinished.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import operator
 import re
@@ -98,14 +99,18 @@ class Plan:
         mapper: Callable[[Any], Any] | None,
     ) -> None:
         self.schema = schema
-        self.mapper = mapper
         self.first_invalid = schema.build_batch_checker(sequence, validate=validate)
-
-    def build(self, values: Iterable[Any]) -> Iterable[Any]:
-        """The records for ``values``, built lazily by C code."""
-        if self.mapper is not None:
-            return map(self.mapper, values)
-        return itertools.starmap(self.schema.record_type, values)
+        record_type = schema.record_type
+        self.build: Callable[[Iterable[Any]], Iterable[Any]]
+        """The records for a batch of decoded values, built lazily by C code."""
+        if mapper is not None:
+            self.build = functools.partial(map, mapper)
+        elif schema.is_tuple:
+            # tuple.__new__ fills a NamedTuple straight from the decoded tuple, in C; the
+            # class's own __new__ is a Python function. The count was checked in the batch.
+            self.build = functools.partial(map, tuple.__new__, itertools.repeat(record_type))
+        else:
+            self.build = functools.partial(itertools.starmap, record_type)
 
 
 def records(
@@ -342,9 +347,10 @@ def _decode_error(
     if match is not None:
         count, kind = int(match.group(1)), match.group(2)
         if kind in ("array", "map") and schema.flat and count <= limit:
+            unit = "values" if kind == "array" else "entries"
             reason = (
-                f"found {_KIND_NAMES[kind]} of {count} entries where a record is a flat "
-                f"array of {len(schema)} fields"
+                f"expected an array of {len(schema)} fields, found {_KIND_NAMES[kind]} of "
+                f"{count} {unit} (a record of this type nests no map or longer array)"
             )
             return RecordError(reason, index=index, offset=offset)
         unit = "bytes" if kind in ("str", "bin", "ext") else "entries"

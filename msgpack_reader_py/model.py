@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["Item", "item_to_list"]
+__all__ = ["Item", "ItemTuple", "item_to_list"]
 
 
 @dataclass(slots=True)
@@ -52,3 +52,21 @@ class Item:
 def item_to_list(item: Item) -> list[Any]:
     """Return the wire form of ``item`` (the same as ``item.to_list()``)."""
     return item.to_list()
+
+
+class ItemTuple(NamedTuple):
+    """:class:`Item` as a ``NamedTuple``: the same fields, immutable, and the cheapest to build.
+
+    ``StreamingReader(source, ItemTuple)`` fills each record straight from the decoded array,
+    in C, with the same checks and error contract as for ``Item``. Choose it when records are
+    many and small and you only read them: it is the reader's fastest typed record.
+    """
+
+    id: int
+    process_id: int
+    thread_id: int
+    timestamp_ns: int
+    line: int
+    value: float
+    filename: str
+    path: str

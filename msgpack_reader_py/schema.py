@@ -82,9 +82,10 @@ def _annotation_text(annotation: Any) -> str:
 
 
 class RecordSchema:
-    """The wire layout of a dataclass record type: field names, annotations, checks.
+    """The wire layout of a record type: field names, annotations, checks.
 
-    Built once per reader; ``check(values)`` is the per-record validation of ``validate=True``.
+    A record type is a dataclass or a ``typing.NamedTuple``; its fields, in order, are the
+    record's array elements. Built once per reader.
     """
 
     record_type: type[Any]
@@ -93,21 +94,30 @@ class RecordSchema:
     flat: bool
     uses_lists: bool
     has_defaults: bool
+    is_tuple: bool
 
     def __init__(self, record_type: type[Any]) -> None:
-        if not (isinstance(record_type, type) and dataclasses.is_dataclass(record_type)):
-            raise TypeError(f"record_type must be a dataclass type, got {record_type!r}")
-        fields = [f for f in dataclasses.fields(record_type) if f.init]
+        self.is_tuple = is_named_tuple(record_type)
+        if self.is_tuple:
+            names = tuple(record_type._fields)
+            self.has_defaults = bool(record_type._field_defaults)
+        elif isinstance(record_type, type) and dataclasses.is_dataclass(record_type):
+            fields = [f for f in dataclasses.fields(record_type) if f.init]
+            names = tuple(f.name for f in fields)
+            self.has_defaults = any(
+                f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+                for f in fields
+            )
+        else:
+            raise TypeError(
+                f"record_type must be a dataclass or a NamedTuple type, got {record_type!r}"
+            )
         hints = typing.get_type_hints(record_type)
         self.record_type = record_type
-        self.names = tuple(f.name for f in fields)
-        annotations = [hints.get(f.name, Any) for f in fields]
+        self.names = names
+        annotations = [hints.get(name, Any) for name in names]
         self.expected = tuple(_annotation_text(a) for a in annotations)
         self._annotations = annotations
-        self.has_defaults = any(
-            f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
-            for f in fields
-        )
         self.uses_lists = any(_mentions_list(a) for a in annotations)
         self.flat = all(_is_scalar_annotation(a) for a in annotations)
 
@@ -165,8 +175,9 @@ class RecordSchema:
         """
         if validate:
             per_record: Callable[[Sequence[Any]], str | None] | None = self.build_checker()
-        elif self.has_defaults and sequence is not None:
-            # record_type(*values) would quietly fill a short array from the defaults.
+        elif (self.has_defaults or self.is_tuple) and sequence is not None:
+            # record_type(*values) would quietly fill a short array from the defaults, and a
+            # NamedTuple is built without its __new__, which is what checks the count.
             per_record = self.build_length_checker()
         else:
             per_record = None
@@ -271,3 +282,12 @@ def _batch_passes(
     if accepted is None:
         return False
     return set(map(tuple, map(map, itertools.repeat(type), values))) <= accepted
+
+
+def is_named_tuple(record_type: object) -> bool:
+    """Whether ``record_type`` is a ``typing.NamedTuple`` (or ``collections.namedtuple``) class."""
+    return (
+        isinstance(record_type, type)
+        and issubclass(record_type, tuple)
+        and isinstance(getattr(record_type, "_fields", None), tuple)
+    )

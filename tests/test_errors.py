@@ -12,6 +12,7 @@ import pytest
 from msgpack_reader_py import (
     DecodeError,
     Item,
+    ItemTuple,
     ReaderError,
     RecordError,
     RecordTooLargeError,
@@ -390,6 +391,27 @@ def test_error_contract(name: str) -> None:
     assert_located(error, case.index, case.offset)
     if case.cause is not None:
         assert isinstance(error.__cause__, case.cause)
+    assert case.message in str(error)
+    assert_finished(reader)
+
+
+ITEM_CASES = [
+    name
+    for name, case in CASES.items()
+    if "record_type" not in case.options and "mapper" not in case.options
+]
+
+
+@pytest.mark.parametrize("name", ITEM_CASES)
+def test_error_contract_with_named_tuple_records(name: str) -> None:
+    """ItemTuple, built without its __new__, keeps the same contract as Item."""
+    case = CASES[name]
+    reader = StreamingReader(case.data, ItemTuple, **case.options)
+    got, error = drain(reader)
+    assert type(error) is case.error
+    assert [Item(*record) for record in got] == case.before
+    assert all(type(record) is ItemTuple for record in got)
+    assert_located(error, case.index, case.offset)
     assert case.message in str(error)
     assert_finished(reader)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import gc
 import io
 import os
@@ -11,7 +12,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import msgpack
 import pytest
@@ -19,6 +20,7 @@ import pytest
 from msgpack_reader_py import (
     DEFAULT_MAX_RECORD_SIZE,
     Item,
+    ItemTuple,
     ReaderError,
     RecordError,
     RecordTooLargeError,
@@ -990,3 +992,47 @@ def test_validate_error_is_a_reader_error_with_location() -> None:
         list(StreamingReader(good + rec(*item_values(line="x")), validate=True))
     assert isinstance(info.value, RecordError)
     assert str(info.value).startswith(f"record 1 at byte {len(good)}: ")
+
+
+# --- NamedTuple records ----------------------------------------------------------------------
+
+
+class Pair(NamedTuple):
+    key: str
+    hits: int = 0
+
+
+def test_item_tuple_records_equal_items(
+    reference_bytes: bytes, reference_items: list[Item]
+) -> None:
+    got = list(StreamingReader(reference_bytes, ItemTuple))
+    assert all(type(record) is ItemTuple for record in got)
+    assert [Item(*record) for record in got] == reference_items
+    assert got[0].path == reference_items[0].path
+
+
+def test_item_tuple_records_validated(reference_bytes: bytes, record_offsets: list[int]) -> None:
+    assert len(list(StreamingReader(reference_bytes, ItemTuple, validate=True))) == 10000
+    bad = msgpack.packb([1, 2, 3, 4, 5, 6.0, "f", b"not a str"])
+    data = reference_bytes[: record_offsets[5]] + bad
+    with pytest.raises(RecordError, match="field `path` expected str, got bytes") as info:
+        list(StreamingReader(data, ItemTuple, validate=True))
+    assert (info.value.index, info.value.offset) == (5, record_offsets[5])
+
+
+@pytest.mark.parametrize("values", [["k"], ["k", 1, 2], []])
+def test_named_tuple_count_is_checked_despite_defaults(values: list[Any]) -> None:
+    # tuple.__new__ would build a Pair of any length; the batch check must refuse it.
+    data = msgpack.packb(["a", 1]) + msgpack.packb(values)
+    reader = StreamingReader(data, Pair)
+    assert next(reader) == Pair("a", 1)
+    with pytest.raises(RecordError, match="expected an array of 2 fields") as info:
+        next(reader)
+    assert (info.value.index, info.value.offset) == (1, len(msgpack.packb(["a", 1])))
+
+
+def test_untyped_namedtuple_takes_any_values() -> None:
+    Point = collections.namedtuple("Point", ["x", "y"])
+    data = msgpack.packb([1, "two"]) + msgpack.packb([[3], None])
+    assert list(StreamingReader(data, Point)) == [Point(1, "two"), Point((3,), None)]
+    assert list(StreamingReader(data, Point, validate=True))[1] == Point((3,), None)
