@@ -1,0 +1,213 @@
+"""pyperf benchmarks of the reader, with the raw ``msgpack.Unpacker`` floor measured alongside.
+
+Run (any pyperf option works: ``--fast``, ``--rigorous``, ``--append``, ``--quiet``, ...)::
+
+    poetry run python msgpack_reader_py/streaming_reader_bench.py --stats -o benchmark.result.json
+
+Every benchmark decodes a whole stream per loop and counts what it gets. Speed claims are
+ratios to ``raw_unpacker_baseline`` from the same run: absolute times on shared machines move
+by 20% or more from run to run. Each benchmark's metadata holds the records and bytes one loop
+reads, so a report can turn times into records/s and MB/s (``benchmarks/report.py``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import io
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import msgpack
+
+from msgpack_reader_py import ItemTuple, StreamingReader, get_iter, pack_items
+
+__all__ = [
+    "MESSAGE_SIZES",
+    "REFERENCE_BENCHMARKS",
+    "SizedRecord",
+    "Workload",
+    "main",
+    "message_size_workload",
+    "reference_workloads",
+]
+
+REFERENCE_MESSAGES = 10000
+REFERENCE_SEED = 42
+MESSAGE_SIZES = (32, 128, 512, 2048, 8192, 32768, 131072, 524288)
+MESSAGE_SIZE_STREAM = 4 * 1024 * 1024  # at least this much stream per message size
+REFERENCE_BENCHMARKS = (
+    "raw_unpacker_baseline",
+    "in_memory_stream_benchmark",
+    "validated_stream_benchmark",
+    "file_stream_benchmark",
+    "fast_stream_benchmark",
+)
+
+
+@dataclass(slots=True)
+class SizedRecord:
+    """A record of the message-size sweep: an id and a payload that sets its size."""
+
+    id: int
+    payload: bytes
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One benchmark: what one loop does, and how much it reads."""
+
+    name: str
+    run: Callable[[], int]  # reads the whole stream once; returns the records it counted
+    records: int
+    size: int  # bytes per loop
+
+    def time(self, loops: int) -> float:
+        """pyperf's time function: ``loops`` whole reads, each checked, in seconds."""
+        run = self.run
+        start = time.perf_counter()
+        for _ in range(loops):
+            count = run()
+        elapsed = time.perf_counter() - start
+        if loops and count != self.records:
+            raise AssertionError(f"{self.name}: counted {count} records, expected {self.records}")
+        return elapsed
+
+
+def _count_raw(data: bytes) -> int:
+    count = 0
+    for _values in msgpack.Unpacker(io.BytesIO(data)):
+        count += 1
+    return count
+
+
+def _count(source: Callable[[], Any], **options: Any) -> Callable[[], int]:
+    def run() -> int:
+        count = 0
+        for _record in StreamingReader(source(), **options):
+            count += 1
+        return count
+
+    return run
+
+
+@functools.cache
+def reference_data() -> bytes:
+    """The 10000-record reference stream (seed 42), built once per process."""
+    return pack_items(get_iter(REFERENCE_MESSAGES, REFERENCE_SEED))
+
+
+@functools.cache
+def _reference_file() -> str:
+    handle, path = tempfile.mkstemp(prefix="msgpack-reader-bench-", suffix=".msgpack")
+    with os.fdopen(handle, "wb") as stream:
+        stream.write(reference_data())
+    atexit.register(os.unlink, path)
+    return path
+
+
+@functools.cache
+def reference_workloads() -> dict[str, Workload]:
+    """The five benchmarks on the reference stream, by name."""
+    data = reference_data()
+
+    def in_memory() -> io.BytesIO:
+        return io.BytesIO(data)
+
+    runs: dict[str, Callable[[], int]] = {
+        "raw_unpacker_baseline": functools.partial(_count_raw, data),
+        "in_memory_stream_benchmark": _count(in_memory),
+        "validated_stream_benchmark": _count(in_memory, validate=True),
+        "file_stream_benchmark": _count(_reference_file),
+        "fast_stream_benchmark": _count(in_memory, record_type=ItemTuple),
+    }
+    return {name: Workload(name, run, REFERENCE_MESSAGES, len(data)) for name, run in runs.items()}
+
+
+def _sized_layout(size: int) -> tuple[int, bytes]:
+    """How many records of at most ``size`` bytes make ``MESSAGE_SIZE_STREAM``; their payload."""
+    largest_id = 2**32 - 1  # ids are small; sizing for the largest keeps every record <= size
+    payload = b"x" * max(size - len(msgpack.packb([largest_id, b""])), 0)
+    while payload and len(msgpack.packb([largest_id, payload])) > size:
+        payload = payload[:-1]  # a longer bin header
+    smallest = len(msgpack.packb([0, payload]))
+    return -(-MESSAGE_SIZE_STREAM // smallest), payload
+
+
+@functools.cache
+def _sized_stream(size: int) -> bytes:
+    count, payload = _sized_layout(size)
+    pack = msgpack.Packer().pack
+    return b"".join(pack([index, payload]) for index in range(count))
+
+
+@functools.cache
+def message_size_workload(size: int, *, raw: bool = False) -> Workload:
+    """``message_size/<size>``: typed records of about ``size`` bytes, from memory.
+
+    With ``raw``, ``message_size_raw/<size>``: the same stream through a plain Unpacker, the
+    floor for that size.
+    """
+    data = _sized_stream(size)
+    count = _sized_layout(size)[0]
+    if raw:
+        return Workload(
+            f"message_size_raw/{size}", functools.partial(_count_raw, data), count, len(data)
+        )
+    run = _count(functools.partial(io.BytesIO, data), record_type=SizedRecord)
+    return Workload(f"message_size/{size}", run, count, len(data))
+
+
+def _message_size_bytes(size: int) -> int:
+    """The stream length of ``message_size/<size>``, without building the stream."""
+    count, payload = _sized_layout(size)
+    header = len(msgpack.packb(payload)) - len(payload)
+    ids = sum(len(msgpack.packb(index)) for index in range(count))
+    return count * (1 + header + len(payload)) + ids
+
+
+def main() -> None:
+    """Run every benchmark under one ``pyperf.Runner`` (command-line options are pyperf's)."""
+    import platform
+
+    import pyperf
+
+    from msgpack_reader_py import __version__
+
+    runner = pyperf.Runner()
+    runner.metadata["msgpack_reader_py_version"] = __version__
+    runner.metadata["msgpack_version"] = ".".join(map(str, msgpack.version))
+    runner.metadata["machine"] = platform.machine()
+    # Registering is cheap: a worker process builds only the data of the benchmark it runs.
+    reference_size = len(reference_data())
+    for name in REFERENCE_BENCHMARKS:
+        runner.bench_time_func(
+            name,
+            _timed(functools.partial(_reference_workload, name)),
+            metadata={"records": REFERENCE_MESSAGES, "stream_bytes": reference_size},
+        )
+    for size in MESSAGE_SIZES:
+        metadata = {"records": _sized_layout(size)[0], "stream_bytes": _message_size_bytes(size)}
+        for raw in (True, False):
+            name = f"message_size{'_raw' if raw else ''}/{size}"
+            make = functools.partial(message_size_workload, size, raw=raw)
+            runner.bench_time_func(name, _timed(make), metadata=metadata)
+
+
+def _reference_workload(name: str) -> Workload:
+    return reference_workloads()[name]
+
+
+def _timed(make: Callable[[], Workload]) -> Callable[[int], float]:
+    def time_func(loops: int) -> float:
+        return make().time(loops)
+
+    return time_func
+
+
+if __name__ == "__main__":
+    main()

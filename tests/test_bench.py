@@ -1,0 +1,70 @@
+"""The benchmark harness measures what it says: every workload reads its whole stream."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import msgpack
+import pytest
+
+from msgpack_reader_py import StreamingReader
+from msgpack_reader_py import streaming_reader_bench as bench
+
+from .reference import REFERENCE_MESSAGES, REFERENCE_SIZE
+
+
+@pytest.mark.parametrize("name", bench.REFERENCE_BENCHMARKS)
+def test_reference_workloads_read_every_record(name: str) -> None:
+    workload = bench.reference_workloads()[name]
+    assert (workload.records, workload.size) == (REFERENCE_MESSAGES, REFERENCE_SIZE)
+    assert workload.run() == REFERENCE_MESSAGES
+    assert workload.time(2) > 0
+
+
+@pytest.mark.parametrize("size", bench.MESSAGE_SIZES)
+def test_message_size_streams(size: int) -> None:
+    typed = bench.message_size_workload(size)
+    raw = bench.message_size_workload(size, raw=True)
+    assert typed.size == raw.size == bench._message_size_bytes(size)
+    assert typed.size >= bench.MESSAGE_SIZE_STREAM
+    assert typed.run() == raw.run() == typed.records
+    # Records are about the size they are named for, never over it.
+    assert 0.75 * size <= typed.size / typed.records <= size
+
+
+def test_a_workload_that_miscounts_fails() -> None:
+    workload = bench.reference_workloads()["raw_unpacker_baseline"]
+    wrong = bench.Workload("wrong", workload.run, workload.records + 1, workload.size)
+    with pytest.raises(AssertionError, match="counted 10000 records, expected 10001"):
+        wrong.time(1)
+
+
+def test_sized_records_decode_as_sized_record() -> None:
+    data = msgpack.packb([7, b"abc"])
+    assert list(StreamingReader(data, bench.SizedRecord)) == [bench.SizedRecord(7, b"abc")]
+
+
+def test_main_registers_every_benchmark_with_its_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    registered: dict[str, tuple[Any, dict[str, Any]]] = {}
+
+    class FakeRunner:
+        def __init__(self) -> None:
+            self.metadata: dict[str, Any] = {}
+
+        def bench_time_func(self, name: str, func: Any, metadata: dict[str, Any]) -> None:
+            registered[name] = (func, metadata)
+
+    monkeypatch.setitem(sys.modules, "pyperf", type(sys)("pyperf"))
+    monkeypatch.setattr(sys.modules["pyperf"], "Runner", FakeRunner, raising=False)
+    bench.main()
+    expected = [*bench.REFERENCE_BENCHMARKS]
+    for size in bench.MESSAGE_SIZES:
+        expected += [f"message_size_raw/{size}", f"message_size/{size}"]
+    assert list(registered) == expected
+    time_func, metadata = registered["in_memory_stream_benchmark"]
+    assert metadata == {"records": REFERENCE_MESSAGES, "stream_bytes": REFERENCE_SIZE}
+    assert time_func(1) > 0
+    time_func, metadata = registered["message_size/512"]
+    assert metadata["stream_bytes"] == bench.message_size_workload(512).size
+    assert time_func(1) > 0
