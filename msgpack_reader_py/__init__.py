@@ -8,14 +8,16 @@
 
 from .errors import DecodeError, ReaderError, RecordError, RecordTooLargeError, TruncatedStreamError
 from .generator import generate, get_iter, pack_items, write_items
-from .model import Item, ItemTuple, item_to_list
+from .model import ITEM_VALUES, Item, ItemTuple, ItemValues, item_to_list
 from .streaming_reader import DEFAULT_MAX_RECORD_SIZE, StreamingReader, read_items
 
 __all__ = [
     "DEFAULT_MAX_RECORD_SIZE",
+    "ITEM_VALUES",
     "DecodeError",
     "Item",
     "ItemTuple",
+    "ItemValues",
     "ReaderError",
     "RecordError",
     "RecordTooLargeError",

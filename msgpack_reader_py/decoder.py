@@ -105,7 +105,10 @@ class Plan:
         """The records for a batch of decoded values, built lazily by C code."""
         if mapper is not None:
             self.build = functools.partial(map, mapper)
-        elif schema.is_tuple:
+        elif schema.kind == "tuple":
+            # The decoded tuples are the records: nothing to build.
+            self.build = iter
+        elif schema.kind == "namedtuple":
             # tuple.__new__ fills a NamedTuple straight from the decoded tuple, in C; the
             # class's own __new__ is a Python function. The count was checked in the batch.
             self.build = functools.partial(map, tuple.__new__, itertools.repeat(record_type))

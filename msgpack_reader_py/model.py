@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-__all__ = ["Item", "ItemTuple", "item_to_list"]
+__all__ = ["ITEM_VALUES", "Item", "ItemTuple", "ItemValues", "item_to_list"]
 
 
 @dataclass(slots=True)
@@ -70,3 +70,15 @@ class ItemTuple(NamedTuple):
     value: float
     filename: str
     path: str
+
+
+ItemValues = tuple[int, int, int, int, int, float, str, str]
+"""An item's wire form as a typed tuple, for annotations: ``values[0]`` is ``id``, ``values[5]``
+is ``value``, and so on in wire order."""
+
+ITEM_VALUES: type[ItemValues] = tuple[int, int, int, int, int, float, str, str]
+"""``ItemValues`` as a record type: ``StreamingReader(source, ITEM_VALUES)`` yields the decoded
+tuples themselves, typed ``ItemValues``, checked to be arrays of eight values (and, with
+``validate=True``, of these types), without building any object per record. The cheapest typed
+record there is; fields are positional. (A type alias cannot be passed where a type is expected,
+hence the separate name.)"""

@@ -84,41 +84,52 @@ def _annotation_text(annotation: Any) -> str:
 class RecordSchema:
     """The wire layout of a record type: field names, annotations, checks.
 
-    A record type is a dataclass or a ``typing.NamedTuple``; its fields, in order, are the
-    record's array elements. Built once per reader.
+    A record type is a dataclass, a ``typing.NamedTuple``, or a fixed-length ``tuple[...]``
+    type such as ``tuple[int, str]`` (records are then the decoded tuples themselves, fields
+    named by position). Its fields, in order, are the record's array elements. Built once per
+    reader.
     """
 
-    record_type: type[Any]
+    record_type: Any
     names: tuple[str, ...]
     expected: tuple[str, ...]
     flat: bool
     uses_lists: bool
     has_defaults: bool
-    is_tuple: bool
+    kind: str  # "dataclass", "namedtuple" or "tuple"
 
-    def __init__(self, record_type: type[Any]) -> None:
-        self.is_tuple = is_named_tuple(record_type)
-        if self.is_tuple:
+    def __init__(self, record_type: Any) -> None:
+        self.has_defaults = False
+        if is_named_tuple(record_type):
+            self.kind = "namedtuple"
             names = tuple(record_type._fields)
             self.has_defaults = bool(record_type._field_defaults)
+            hints = typing.get_type_hints(record_type)
+            annotations = [hints.get(name, Any) for name in names]
         elif isinstance(record_type, type) and dataclasses.is_dataclass(record_type):
+            self.kind = "dataclass"
             fields = [f for f in dataclasses.fields(record_type) if f.init]
             names = tuple(f.name for f in fields)
             self.has_defaults = any(
                 f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
                 for f in fields
             )
+            hints = typing.get_type_hints(record_type)
+            annotations = [hints.get(name, Any) for name in names]
+        elif _is_fixed_tuple(record_type):
+            self.kind = "tuple"
+            annotations = list(typing.get_args(record_type))
+            names = tuple(f"[{position}]" for position in range(len(annotations)))
         else:
             raise TypeError(
-                f"record_type must be a dataclass or a NamedTuple type, got {record_type!r}"
+                "record_type must be a dataclass, a NamedTuple or a tuple[...] type, "
+                f"got {record_type!r}"
             )
-        hints = typing.get_type_hints(record_type)
         self.record_type = record_type
         self.names = names
-        annotations = [hints.get(name, Any) for name in names]
         self.expected = tuple(_annotation_text(a) for a in annotations)
         self._annotations = annotations
-        self.uses_lists = any(_mentions_list(a) for a in annotations)
+        self.uses_lists = self.kind != "tuple" and any(_mentions_list(a) for a in annotations)
         self.flat = all(_is_scalar_annotation(a) for a in annotations)
 
     def __len__(self) -> int:
@@ -175,7 +186,7 @@ class RecordSchema:
         """
         if validate:
             per_record: Callable[[Sequence[Any]], str | None] | None = self.build_checker()
-        elif (self.has_defaults or self.is_tuple) and sequence is not None:
+        elif (self.has_defaults or self.kind != "dataclass") and sequence is not None:
             # record_type(*values) would quietly fill a short array from the defaults, and a
             # NamedTuple is built without its __new__, which is what checks the count.
             per_record = self.build_length_checker()
@@ -290,4 +301,15 @@ def is_named_tuple(record_type: object) -> bool:
         isinstance(record_type, type)
         and issubclass(record_type, tuple)
         and isinstance(getattr(record_type, "_fields", None), tuple)
+    )
+
+
+def _is_fixed_tuple(record_type: object) -> bool:
+    """Whether ``record_type`` is ``tuple[X, Y, ...]`` with a fixed number of elements."""
+    arguments = typing.get_args(record_type)
+    return (
+        typing.get_origin(record_type) is tuple
+        and bool(arguments)
+        and Ellipsis not in arguments
+        and arguments != ((),)
     )

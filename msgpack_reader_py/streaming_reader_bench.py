@@ -24,7 +24,7 @@ from typing import Any
 
 import msgpack
 
-from msgpack_reader_py import ItemTuple, StreamingReader, get_iter, pack_items
+from msgpack_reader_py import ITEM_VALUES, StreamingReader, get_iter, pack_items
 
 __all__ = [
     "MESSAGE_SIZES",
@@ -123,7 +123,7 @@ def reference_workloads() -> dict[str, Workload]:
         "in_memory_stream_benchmark": _count(in_memory),
         "validated_stream_benchmark": _count(in_memory, validate=True),
         "file_stream_benchmark": _count(_reference_file),
-        "fast_stream_benchmark": _count(in_memory, record_type=ItemTuple),
+        "fast_stream_benchmark": _count(in_memory, record_type=ITEM_VALUES),
     }
     return {name: Workload(name, run, REFERENCE_MESSAGES, len(data)) for name, run in runs.items()}
 

@@ -19,6 +19,7 @@ import pytest
 
 from msgpack_reader_py import (
     DEFAULT_MAX_RECORD_SIZE,
+    ITEM_VALUES,
     Item,
     ItemTuple,
     ReaderError,
@@ -1036,3 +1037,37 @@ def test_untyped_namedtuple_takes_any_values() -> None:
     data = msgpack.packb([1, "two"]) + msgpack.packb([[3], None])
     assert list(StreamingReader(data, Point)) == [Point(1, "two"), Point((3,), None)]
     assert list(StreamingReader(data, Point, validate=True))[1] == Point((3,), None)
+
+
+# --- typed tuple records -----------------------------------------------------------------------
+
+
+def test_item_values_are_the_decoded_tuples(
+    reference_bytes: bytes, reference_items: list[Item]
+) -> None:
+    got = list(StreamingReader(reference_bytes, ITEM_VALUES))
+    assert all(type(values) is tuple for values in got)
+    assert [Item(*values) for values in got] == reference_items
+    assert len(list(StreamingReader(reference_bytes, ITEM_VALUES, validate=True))) == 10000
+
+
+@pytest.mark.parametrize("values", [[1, 2], [1, 2, 3, 4, 5, 6.0, "f", "p", 9], "eight ch"])
+def test_item_values_shape_is_checked(values: Any, record_offsets: list[int]) -> None:
+    data = pack_items(get_iter(2)) + msgpack.packb(values)
+    reader = StreamingReader(data, ITEM_VALUES)
+    assert len([next(reader), next(reader)]) == 2
+    with pytest.raises(RecordError, match="expected an array of 8 fields") as info:
+        next(reader)
+    assert (info.value.index, info.value.offset) == (2, record_offsets[2])
+
+
+def test_item_values_validation_names_the_position() -> None:
+    data = msgpack.packb([1, 2, 3, 4, True, 6.0, "f", "p"])
+    with pytest.raises(RecordError, match=r"field `\[4\]` expected int, got bool True"):
+        list(StreamingReader(data, ITEM_VALUES, validate=True))
+
+
+@pytest.mark.parametrize("record_type", [tuple, tuple[int, ...], tuple[()], list[int], int])
+def test_only_fixed_length_tuple_types_are_record_types(record_type: Any) -> None:
+    with pytest.raises(TypeError, match="record_type must be"):
+        StreamingReader(b"", record_type)

@@ -10,7 +10,15 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from msgpack_reader_py import Item, StreamingReader, pack_items, read_items
+from msgpack_reader_py import (
+    ITEM_VALUES,
+    Item,
+    ItemTuple,
+    ItemValues,
+    StreamingReader,
+    pack_items,
+    read_items,
+)
 
 
 @dataclass
@@ -35,6 +43,13 @@ if TYPE_CHECKING:
         assert_type(StreamingReader(src, Item), StreamingReader[Item])
         assert_type(StreamingReader(src, validate=True, read_size=10), StreamingReader[Item])
         assert_type(StreamingReader(src, MyRecord), StreamingReader[MyRecord])
+        assert_type(StreamingReader(src, ItemTuple), StreamingReader[ItemTuple])
+        assert_type(
+            StreamingReader(src, ITEM_VALUES),
+            StreamingReader[ItemValues],
+        )
+        assert_type(next(StreamingReader(src, ITEM_VALUES))[5], float)
+        assert_type(next(StreamingReader(src, ItemTuple)).value, float)
         assert_type(StreamingReader(src, MyRecord, validate=True), StreamingReader[MyRecord])
         assert_type(StreamingReader(src, mapper=to_name), StreamingReader[str])
         assert_type(StreamingReader(src, mapper=to_pair), StreamingReader[tuple[int, float]])

@@ -1,0 +1,385 @@
+"""Make doc/RESULTS.md and the plots from the committed benchmark JSON. Never edit them by hand.
+
+    poetry run python benchmarks/report.py            # reads doc/*.result.json, writes doc/
+
+Inputs: ``doc/benchmark.result.json`` (pyperf, from ``streaming_reader_bench.py``),
+``doc/big_file.result.json`` (``big_file.py``) and ``doc/tried.result.json`` (``tried.py``).
+Outputs: ``doc/RESULTS.md``, ``doc/throughput_by_size.png``, ``doc/reference_benchmark.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyperf
+
+DOC = Path(__file__).resolve().parent.parent / "doc"
+BASELINE = "raw_unpacker_baseline"
+REFERENCE = (
+    BASELINE,
+    "in_memory_stream_benchmark",
+    "validated_stream_benchmark",
+    "file_stream_benchmark",
+    "fast_stream_benchmark",
+)
+TARGETS = {  # benchmark -> (the benchmark it is a ratio of, at most)
+    "in_memory_stream_benchmark": (BASELINE, 2.0),
+    "validated_stream_benchmark": (BASELINE, 3.0),
+    "fast_stream_benchmark": (BASELINE, 1.5),
+    "file_stream_benchmark": ("in_memory_stream_benchmark", 1.1),
+}
+WHAT = {
+    BASELINE: "plain `msgpack.Unpacker` over `io.BytesIO`, values counted, no typing: the floor",
+    "in_memory_stream_benchmark": "`StreamingReader(io.BytesIO(data))` into `Item` dataclasses",
+    "validated_stream_benchmark": "as above, `validate=True`",
+    "file_stream_benchmark": "`StreamingReader(path)` from a file (warm page cache)",
+    "fast_stream_benchmark": "`StreamingReader(io.BytesIO(data), ITEM_VALUES)`: typed tuples",
+}
+
+
+@dataclass
+class Row:
+    name: str
+    median: float
+    mad: float
+    mean: float
+    stdev: float
+    records: int
+    size: int
+
+    @classmethod
+    def of(cls, bench: Any) -> Row:
+        metadata = bench.get_metadata()
+        return cls(
+            bench.get_name(),
+            bench.median(),
+            bench.median_abs_dev(),
+            bench.mean(),
+            bench.stdev() if bench.get_nvalue() > 1 else 0.0,
+            int(metadata["records"]),
+            int(metadata["stream_bytes"]),
+        )
+
+    @property
+    def records_per_second(self) -> float:
+        return self.records / self.median
+
+    @property
+    def megabytes_per_second(self) -> float:
+        return self.size / self.median / 1e6
+
+
+def _time(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.3f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.3f} ms"
+    return f"{seconds * 1e6:.1f} us"
+
+
+def _rate(value: float) -> str:
+    if value >= 1e6:
+        return f"{value / 1e6:.2f} M"
+    if value >= 1e3:
+        return f"{value / 1e3:.1f} k"
+    return f"{value:.0f}"
+
+
+def load(path: Path) -> tuple[dict[str, Row], dict[str, Any]]:
+    suite = pyperf.BenchmarkSuite.load(str(path))
+    rows = {bench.get_name(): Row.of(bench) for bench in suite.get_benchmarks()}
+    return rows, suite.get_metadata()
+
+
+def reference_table(rows: dict[str, Row]) -> list[str]:
+    base = rows[BASELINE]
+    lines = [
+        "| benchmark | what | median | MAD | mean | SD | records/s | MB/s | / floor |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name in REFERENCE:
+        row = rows[name]
+        lines.append(
+            f"| `{name}` | {WHAT[name]} | {_time(row.median)} | {_time(row.mad)} | "
+            f"{_time(row.mean)} | {_time(row.stdev)} | {_rate(row.records_per_second)} | "
+            f"{row.megabytes_per_second:.1f} | {row.median / base.median:.2f}x |"
+        )
+    return lines
+
+
+def target_table(rows: dict[str, Row]) -> list[str]:
+    lines = ["| benchmark | ratio | of | target | met |", "|---|---|---|---|---|"]
+    for name, (of, limit) in TARGETS.items():
+        ratio = rows[name].median / rows[of].median
+        met = "yes" if ratio <= limit else f"no: {ratio / limit - 1:.0%} over"
+        lines.append(f"| `{name}` | {ratio:.2f}x | `{of}` | at most {limit}x | {met} |")
+    return lines
+
+
+def size_table(rows: dict[str, Row], sizes: list[int]) -> list[str]:
+    lines = [
+        "| record size | records | typed median | typed MB/s | typed records/s "
+        "| raw median | raw MB/s | typed / raw |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for size in sizes:
+        typed, raw = rows[f"message_size/{size}"], rows[f"message_size_raw/{size}"]
+        lines.append(
+            f"| {size} B | {typed.records} | {_time(typed.median)} | "
+            f"{typed.megabytes_per_second:.0f} | {_rate(typed.records_per_second)} | "
+            f"{_time(raw.median)} | {raw.megabytes_per_second:.0f} | "
+            f"{typed.median / raw.median:.2f}x |"
+        )
+    return lines
+
+
+def big_file_table(big: dict[str, Any]) -> list[str]:
+    floor = big["measurements"]["io_floor"]["median_seconds"]
+    names = {
+        "io_floor": "I/O floor: `read(1 << 20)` loop",
+        "cli_read": "reader as the CLI runs it (`validate=True`)",
+        "default_read": "reader, default options",
+    }
+    lines = [
+        "| what | median | records/s | MB/s | time / I/O floor | peak RSS |",
+        "|---|---|---|---|---|---|",
+    ]
+    for kind, measured in big["measurements"].items():
+        seconds = measured["median_seconds"]
+        records = "" if kind == "io_floor" else _rate(big["records"] / seconds)
+        lines.append(
+            f"| {names[kind]} | {_time(seconds)} | {records} | "
+            f"{big['file_bytes'] / seconds / 1e6:.0f} | {seconds / floor:.2f}x | "
+            f"{measured['peak_rss_bytes'] / 1e6:.1f} MB |"
+        )
+    return lines
+
+
+def tried_table(tried: dict[str, Row], notes: dict[str, tuple[str, str]]) -> list[str]:
+    base = tried[BASELINE]
+    lines = ["| approach | / floor | kept? |", "|---|---|---|"]
+    for name, (what, verdict) in notes.items():
+        if name in tried:
+            lines.append(f"| {what} | {tried[name].median / base.median:.2f}x | {verdict} |")
+    return lines
+
+
+def plot_sizes(rows: dict[str, Row], sizes: list[int], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(7, 4.2))
+    for prefix, label in (("message_size_raw", "raw msgpack.Unpacker"), ("message_size", "typed")):
+        axes.plot(
+            sizes,
+            [rows[f"{prefix}/{size}"].megabytes_per_second for size in sizes],
+            marker="o",
+            label=label,
+        )
+    axes.set_xscale("log", base=2)
+    axes.set_yscale("log")
+    axes.set_xlabel("record size (bytes)")
+    axes.set_ylabel("throughput (MB/s, median)")
+    axes.set_title("Throughput by record size, from memory")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def plot_reference(rows: dict[str, Row], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    base = rows[BASELINE].median
+    ratios = [rows[name].median / base for name in REFERENCE]
+    figure, axes = plt.subplots(figsize=(7, 4.2))
+    bars = axes.barh(
+        [name.replace("_benchmark", "").replace("_", " ") for name in REFERENCE],
+        ratios,
+        color=["#777777", "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd"],
+    )
+    axes.bar_label(bars, labels=[f"{r:.2f}x" for r in ratios], padding=3)
+    axes.axvline(1.0, color="black", linewidth=0.8)
+    axes.invert_yaxis()
+    axes.set_xlabel("median time / raw msgpack.Unpacker median (lower is faster)")
+    axes.set_title("Reference data, 10000 records: ratio to the floor")
+    axes.set_xlim(0, max(ratios) * 1.2)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+TRIED = {
+    "per_record_loop": (
+        "first design: a Python generator loop per record (class check, `tell()`, "
+        "`record_type(*values)`, `yield`)",
+        "dropped: over the 2.0x target",
+    ),
+    "in_memory_stream_benchmark": (
+        "a chunk at a time: `list.extend(unpacker)`, C-level batch checks, "
+        "`starmap(record_type)`, `yield from`; offsets found by replay only on errors",
+        "kept",
+    ),
+    "per_record_validation": (
+        "validation, first design: per record `tuple(map(type, values)) in accepted`",
+        "dropped",
+    ),
+    "validated_stream_benchmark": (
+        "validation now: one flat `tuple(map(type, chain(batch)))` compared with the "
+        "expected pattern per chunk",
+        "kept",
+    ),
+    "named_tuple_records": (
+        "`ItemTuple` records: a NamedTuple built by `tuple.__new__` in C (no Python `__new__`)",
+        "kept: named, immutable fields",
+    ),
+    "fast_stream_benchmark": (
+        "`ITEM_VALUES` records: the decoded tuples themselves, typed "
+        "`tuple[int, int, int, int, int, float, str, str]`, no object built per record",
+        "kept as the fast path",
+    ),
+    "msgspec_structs": (
+        "msgspec `Struct(array_like=True)` records: boundaries by `Unpacker.skip()`/`tell()`, "
+        "then one msgspec decode per chunk",
+        "dropped: finding boundaries costs what msgspec saves, and adds a dependency",
+    ),
+}
+
+
+def write(
+    rows: dict[str, Row],
+    metadata: dict[str, Any],
+    big: dict[str, Any] | None,
+    tried: dict[str, Row] | None,
+    out: Path,
+) -> None:
+    sizes = sorted(int(name.split("/")[1]) for name in rows if name.startswith("message_size/"))
+    plot_sizes(rows, sizes, out / "throughput_by_size.png")
+    plot_reference(rows, out / "reference_benchmark.png")
+    lines = [
+        "# Benchmark results",
+        "",
+        "_Generated by `benchmarks/report.py` from `doc/benchmark.result.json`, "
+        "`doc/big_file.result.json` and `doc/tried.result.json`. Do not edit by hand._",
+        "",
+        "Caveats first. These machines have 2 cores and are shared: absolute times move by 20% "
+        "or more from run to run, so every claim below is a **ratio of two medians measured "
+        "in the same run**. The floor is `raw_unpacker_baseline`: msgpack's C decoder "
+        "iterating the same bytes into plain lists, untyped; anything built on msgpack costs "
+        "at least that. Published figures for the reference data (Ryzen 9 3950X) put the Rust "
+        "implementation (rmpv `read_value` + struct) at 2.73 ms and the original Python one "
+        "(pure-Python `msgpack-python` fallback) at 76.2 ms; on our machines the Rust one lands "
+        "at about 1.7x this floor.",
+        "",
+        "## Machine and versions",
+        "",
+        f"- CPU: {metadata.get('cpu_model_name', 'unknown')} "
+        f"({metadata.get('cpu_count', '?')} logical CPUs)",
+        f"- platform: {metadata.get('platform', 'unknown')}",
+        f"- Python: {metadata.get('python_implementation', '')} "
+        f"{metadata.get('python_version', '')}",
+        f"- msgpack: {metadata.get('msgpack_version', '?')}; msgpack_reader_py "
+        f"{metadata.get('msgpack_reader_py_version', '?')}; pyperf "
+        f"{metadata.get('perf_version', '?')}",
+        f"- run: {metadata.get('date', '?')}, pyperf defaults (not `--fast`)",
+        "",
+        "## Reference data: 10000 records, 559,439 bytes, 55.94 bytes/record",
+        "",
+        "![Reference benchmarks as ratios to the floor](reference_benchmark.png)",
+        "",
+        *reference_table(rows),
+        "",
+        "### Targets",
+        "",
+        *target_table(rows),
+        "",
+        "The fast path is `ITEM_VALUES`: each record is the tuple msgpack decoded, typed "
+        "`ItemValues = tuple[int, int, int, int, int, float, str, str]` for the type checker, "
+        "with the same shape checks and error contract (and field types with "
+        "`validate=True`). Choose it for many small records read by position; `ItemTuple` "
+        "(a NamedTuple) when you want named fields, `Item` for a mutable dataclass, and "
+        "`validate=True` whenever the data comes from elsewhere.",
+        "",
+        "## Record size sweep (`message_size/<N>`)",
+        "",
+        "Records `[id, payload]` of about N bytes, at least 4 MiB of stream per size, decoded "
+        "from memory into a two-field dataclass (`typed`) and by a plain `msgpack.Unpacker` "
+        "(`raw`). Small records measure per-record cost, large ones bytes.",
+        "",
+        "![Throughput by record size](throughput_by_size.png)",
+        "",
+        *size_table(rows, sizes),
+        "",
+    ]
+    if big is not None:
+        lines += [
+            "## Big file",
+            "",
+            f"{big['file_bytes'] / (1 << 30):.2f} GiB, {big['records']:,} records, read from a "
+            f"file in the page cache; median of {big['repeat']} runs each, every run in a fresh "
+            f"process (peak RSS is the process's `ru_maxrss`). Python {big['python']}, msgpack "
+            f"{big['msgpack']}. Made by `benchmarks/big_file.py`.",
+            "",
+            *big_file_table(big),
+            "",
+        ]
+    if tried is not None:
+        lines += [
+            "## What we tried",
+            "",
+            "Each approach on the reference data, as a ratio to the floor measured in the same "
+            "pyperf run (`benchmarks/tried.py`, results in `doc/tried.result.json`).",
+            "",
+            *tried_table(tried, TRIED),
+            "",
+            "Where time goes, per record: msgpack's C decoding (the floor, about 0.9x of it "
+            "with tuples instead of lists), creating the record object (about 0.6-0.9x for a "
+            "dataclass or NamedTuple: allocating a GC-tracked object of eight references), and "
+            "the Python-level loop, which the chunk-at-a-time design removed. Building a record "
+            "costs about what decoding it does, so typed records cannot get much under 1.6x "
+            "this floor with msgpack's decoder underneath.",
+            "",
+        ]
+    lines += [
+        "## Reproduce and compare",
+        "",
+        "```sh",
+        "poetry run python msgpack_reader_py/streaming_reader_bench.py --stats "
+        "-o benchmark.result.json",
+        "poetry run python benchmarks/big_file.py --size-gib 1 -o big_file.result.json",
+        "poetry install --with bench && poetry run python benchmarks/tried.py -o tried.result.json",
+        "python -m pyperf compare_to doc/benchmark.result.json benchmark.result.json --table",
+        "```",
+        "",
+        "Copy the new JSON files into `doc/` and run `poetry run python benchmarks/report.py` "
+        "to regenerate this page and the plots.",
+        "",
+    ]
+    (out / "RESULTS.md").write_text("\n".join(lines))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--doc", type=Path, default=DOC, help="where the JSON is and output goes")
+    args = parser.parse_args(argv)
+    rows, metadata = load(args.doc / "benchmark.result.json")
+    big_path = args.doc / "big_file.result.json"
+    big = json.loads(big_path.read_text()) if big_path.exists() else None
+    tried_path = args.doc / "tried.result.json"
+    tried = load(tried_path)[0] if tried_path.exists() else None
+    write(rows, metadata, big, tried, args.doc)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,108 @@
+"""The scripts behind doc/RESULTS.md: each measures what it claims, the report is made from JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import msgpack
+import pyperf
+import pytest
+
+from benchmarks import big_file, report, tried
+
+from .reference import REFERENCE_MESSAGES
+
+
+@pytest.mark.parametrize("name", list(tried.workloads()))
+def test_every_tried_design_reads_the_whole_reference_stream(name: str) -> None:
+    assert tried.workloads()[name]() == REFERENCE_MESSAGES
+    assert tried._timed(name)(1) > 0
+
+
+def test_the_per_record_design_still_refuses_a_wrong_record() -> None:
+    data = msgpack.packb("not a record")
+    with pytest.raises(ValueError, match="0"):
+        list(tried._per_record(data, validate=False))
+
+
+def test_big_file_writes_what_it_counts_and_measures_every_kind(tmp_path: Path) -> None:
+    path = tmp_path / "big.msgpack"
+    records, sum_of_ids = big_file.write_stream(path, 1 << 20)
+    assert records % big_file.BLOCK_RECORDS == 0
+    assert path.stat().st_size >= 1 << 20
+    for kind in big_file.MEASUREMENTS:
+        result = big_file.measure(kind, str(path))
+        assert result["bytes"] == path.stat().st_size
+        assert result["peak_rss_bytes"] > 0
+        if kind != "io_floor":
+            assert (result["records"], result["sum_of_ids"]) == (records, sum_of_ids)
+
+
+def test_big_file_end_to_end(tmp_path: Path) -> None:
+    out = tmp_path / "big.json"
+    assert big_file.main(["--size-gib", "0.002", "--repeat", "1", "-o", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert set(result["measurements"]) == set(big_file.MEASUREMENTS)
+    assert result["file_bytes"] >= 0.002 * (1 << 30)
+
+
+def fake_suite(path: Path, times: dict[str, float], records: int, size: int) -> None:
+    benchmarks = []
+    for name, seconds in times.items():
+        run = pyperf.Run(
+            [seconds, seconds * 1.02, seconds * 0.98],
+            metadata={"name": name, "loops": 1, "records": records, "stream_bytes": size},
+            collect_metadata=False,
+        )
+        benchmarks.append(pyperf.Benchmark([run]))
+    pyperf.BenchmarkSuite(benchmarks).dump(str(path))
+
+
+def test_report_tables_come_from_the_json(tmp_path: Path) -> None:
+    times = dict.fromkeys(report.REFERENCE, 0.002)
+    times["raw_unpacker_baseline"] = 0.001
+    times["fast_stream_benchmark"] = 0.0016
+    for size in (32, 512):
+        times[f"message_size/{size}"] = 0.004
+        times[f"message_size_raw/{size}"] = 0.002
+    fake_suite(tmp_path / "benchmark.result.json", times, 10000, 559439)
+    fake_suite(
+        tmp_path / "tried.result.json",
+        {"raw_unpacker_baseline": 0.001, "per_record_loop": 0.0021},
+        10000,
+        559439,
+    )
+    big = {
+        "file_bytes": 1 << 30,
+        "records": 19_000_000,
+        "repeat": 3,
+        "python": "3.11",
+        "msgpack": "1.2.4",
+        "measurements": {
+            "io_floor": {"median_seconds": 0.5, "peak_rss_bytes": 12_000_000},
+            "cli_read": {"median_seconds": 10.0, "peak_rss_bytes": 30_000_000},
+            "default_read": {"median_seconds": 6.0, "peak_rss_bytes": 29_000_000},
+        },
+    }
+    (tmp_path / "big_file.result.json").write_text(json.dumps(big))
+    assert report.main(["--doc", str(tmp_path)]) == 0
+    text = (tmp_path / "RESULTS.md").read_text()
+    assert (
+        "| `in_memory_stream_benchmark` | 2.00x | `raw_unpacker_baseline` | at most 2.0x | yes |"
+        in text
+    )
+    assert (
+        "| `fast_stream_benchmark` | 1.60x | `raw_unpacker_baseline` | at most 1.5x | no: 7% over |"
+        in text
+    )
+    assert (
+        "| `file_stream_benchmark` | 1.00x | `in_memory_stream_benchmark` | at most 1.1x | yes |"
+        in text
+    )
+    assert "| 32 B | 10000 | 4.000 ms | 140 | 2.50 M | 2.000 ms | 280 | 2.00x |" in text
+    cli = "| reader as the CLI runs it (`validate=True`) |"
+    assert f"{cli} 10.000 s | 1.90 M | 107 | 20.00x | 30.0 MB |" in text
+    assert "| 2.10x | dropped: over the 2.0x target |" in text
+    for picture in ("throughput_by_size.png", "reference_benchmark.png"):
+        assert (tmp_path / picture).read_bytes().startswith(b"\x89PNG")
