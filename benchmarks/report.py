@@ -4,7 +4,8 @@
 
 Inputs: ``doc/benchmark.result.json`` (pyperf, from ``streaming_reader_bench.py``),
 ``doc/big_file.result.json`` (``big_file.py``) and ``doc/tried.result.json`` (``tried.py``).
-Outputs: ``doc/RESULTS.md``, ``doc/throughput_by_size.png``, ``doc/reference_benchmark.png``.
+Outputs: ``doc/RESULTS.md``, ``doc/throughput_by_size.png``, ``doc/reference_benchmark.png``,
+and the results block of ``README.md`` (between its ``results`` markers).
 """
 
 from __future__ import annotations
@@ -92,7 +93,11 @@ def _rate(value: float) -> str:
 def load(path: Path) -> tuple[dict[str, Row], dict[str, Any]]:
     suite = pyperf.BenchmarkSuite.load(str(path))
     rows = {bench.get_name(): Row.of(bench) for bench in suite.get_benchmarks()}
-    return rows, suite.get_metadata()
+    metadata = dict(suite.get_metadata())
+    starts = [bench.get_dates()[0] for bench in suite.get_benchmarks() if bench.get_dates()]
+    if starts:
+        metadata["date"] = min(starts).isoformat(sep=" ", timespec="minutes")
+    return rows, metadata
 
 
 def reference_table(rows: dict[str, Row]) -> list[str]:
@@ -327,7 +332,7 @@ def write(
             "",
             f"{big['file_bytes'] / (1 << 30):.2f} GiB, {big['records']:,} records, read from a "
             f"file in the page cache; median of {big['repeat']} runs each, every run in a fresh "
-            f"process (peak RSS is the process's `ru_maxrss`). Python {big['python']}, msgpack "
+            f"process (peak RSS is the process's `VmHWM`). Python {big['python']}, msgpack "
             f"{big['msgpack']}. Made by `benchmarks/big_file.py`.",
             "",
             *big_file_table(big),
@@ -368,9 +373,34 @@ def write(
     (out / "RESULTS.md").write_text("\n".join(lines))
 
 
+README = DOC.parent / "README.md"
+README_START = "<!-- results:start (made by benchmarks/report.py) -->"
+README_END = "<!-- results:end -->"
+
+
+def update_readme(rows: dict[str, Row], metadata: dict[str, Any], readme: Path) -> None:
+    """Replace the README's results block with the target table of this run."""
+    text = readme.read_text()
+    start, end = text.index(README_START), text.index(README_END)
+    block = [
+        README_START,
+        "",
+        f"Reference data, {metadata.get('cpu_model_name', 'unknown CPU')}, Python "
+        f"{metadata.get('python_version', '?')}, pyperf medians from one run "
+        "([doc/RESULTS.md](doc/RESULTS.md) has the rest):",
+        "",
+        *target_table(rows),
+        "",
+    ]
+    readme.write_text(text[:start] + "\n".join(block) + text[end:])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--doc", type=Path, default=DOC, help="where the JSON is and output goes")
+    parser.add_argument(
+        "--readme", type=Path, default=README, help="README whose results block to refresh"
+    )
     args = parser.parse_args(argv)
     rows, metadata = load(args.doc / "benchmark.result.json")
     big_path = args.doc / "big_file.result.json"
@@ -378,6 +408,8 @@ def main(argv: list[str] | None = None) -> int:
     tried_path = args.doc / "tried.result.json"
     tried = load(tried_path)[0] if tried_path.exists() else None
     write(rows, metadata, big, tried, args.doc)
+    if args.readme is not None:
+        update_readme(rows, metadata, args.readme)
     return 0
 
 

@@ -274,3 +274,25 @@ def test_console_script_errors(tmp_path: Path) -> None:
     result = run("dump", "x", "--limit", "-1", command=[str(CONSOLE_SCRIPT)])
     assert result.returncode == EXIT_USAGE
     assert_one_error_line(result.stderr)
+
+
+HEAVY = ("pyperf", "matplotlib", "msgspec", "numpy", "hypothesis", "benchmarks")
+
+
+def test_import_and_help_load_no_bench_or_optional_dependency() -> None:
+    probe = (
+        "import sys\n"
+        "import msgpack_reader_py\n"
+        "from msgpack_reader_py.cli import main\n"
+        "try:\n"
+        "    main(['--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        f"heavy = sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r})\n"
+        "print('loaded:', heavy, file=sys.stderr)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=TIMEOUT, check=True
+    )
+    assert "usage: msgpack-reader" in result.stdout
+    assert result.stderr.strip() == "loaded: []"

@@ -81,6 +81,12 @@ def build_parser() -> argparse.ArgumentParser:
     def reader_options(command: argparse.ArgumentParser) -> None:
         command.add_argument("source", metavar="SOURCE", help="a file, or - for stdin")
         command.add_argument(
+            "--skip-invalid",
+            action="store_true",
+            help="skip records that are not items (wrong shape or field types) and report how "
+            "many on stderr; corrupt or truncated data still fails",
+        )
+        command.add_argument(
             "--max-record-size",
             type=_positive_int,
             default=DEFAULT_MAX_RECORD_SIZE,
@@ -151,6 +157,13 @@ def _reading(source: str, **options: Any) -> Iterator[StreamingReader[Item]]:
     try:
         with StreamingReader(target, **options) as reader:
             yield reader
+            if reader.skipped:
+                first = reader.errors[0]
+                print(
+                    f"{name}: skipped {reader.skipped} invalid record"
+                    f"{'s' if reader.skipped != 1 else ''}; the first: {first}",
+                    file=sys.stderr,
+                )
     except ReaderError as exc:
         raise _Failure(f"{name}: {exc}") from exc
     except BrokenPipeError:
@@ -196,7 +209,11 @@ def _reading_bytes(data: bytes) -> Iterator[StreamingReader[Item]]:
 def _reader_options(args: argparse.Namespace) -> dict[str, Any]:
     # Always validated: a summary or a dump of values that are not what Item says they are
     # would be wrong output (or a crash in sum() or json), not an error line.
-    return {"validate": True, "max_record_size": args.max_record_size}
+    return {
+        "validate": True,
+        "max_record_size": args.max_record_size,
+        "on_error": "skip" if args.skip_invalid else "raise",
+    }
 
 
 def _run_read(args: argparse.Namespace) -> int:
@@ -210,6 +227,7 @@ def _run_read(args: argparse.Namespace) -> int:
             "sum_of_ids": sum_of_ids,
             "bytes": size,
             "seconds": seconds,
+            "skipped": reader.skipped,
         }
         print(json.dumps(summary))
     else:

@@ -22,7 +22,7 @@ import itertools
 import operator
 import re
 from collections.abc import Callable, Generator, Iterable, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import msgpack
 
@@ -50,6 +50,7 @@ _LIMIT_MESSAGE = re.compile(r"^(\d+) exceeds max_(str|bin|ext|array|map)_len\((\
 _KIND_NAMES = {"str": "a str", "bin": "a bin", "ext": "an ext", "array": "an array", "map": "a map"}
 _NIL = b"\xc0"
 _MISSING: Any = object()
+_E = TypeVar("_E", bound=ReaderError)
 
 
 class ChunkSource(Protocol):
@@ -63,7 +64,12 @@ class ChunkSource(Protocol):
 
 
 def unpacker_options(
-    schema: RecordSchema, mapper: Callable[[Any], Any] | None, limit: int, read_size: int
+    schema: RecordSchema,
+    mapper: Callable[[Any], Any] | None,
+    limit: int,
+    read_size: int,
+    *,
+    skip: bool = False,
 ) -> dict[str, Any]:
     """Decoder settings that let no record grow past ``limit`` bytes.
 
@@ -71,9 +77,10 @@ def unpacker_options(
     counts as soon as the header is read: a flat record type allows no maps and no array longer
     than a record, so a hostile count fails at its header. The buffer holds at most one
     unfinished record (at most ``limit``, or the reader has already failed) plus one chunk (at
-    most ``read_size``), so ``feed`` never raises ``BufferFull``.
+    most ``read_size``), so ``feed`` never raises ``BufferFull``. In skip mode a map or a long
+    array must decode (to be skipped as a wrong shape) rather than stop the decoder.
     """
-    flat = schema.flat and mapper is None
+    flat = schema.flat and mapper is None and not skip
     return {
         "use_list": mapper is not None or schema.uses_lists,
         "raw": False,
@@ -99,7 +106,9 @@ class Plan:
         mapper: Callable[[Any], Any] | None,
     ) -> None:
         self.schema = schema
+        self.mapper = mapper
         self.first_invalid = schema.build_batch_checker(sequence, validate=validate)
+        self.check_one = schema.build_record_checker(sequence, validate=validate)
         record_type = schema.record_type
         self.build: Callable[[Iterable[Any]], Iterable[Any]]
         """The records for a batch of decoded values, built lazily by C code."""
@@ -116,10 +125,32 @@ class Plan:
             self.build = functools.partial(itertools.starmap, record_type)
 
 
+class SkipLog:
+    """What ``on_error="skip"`` passed over: a count, and the first ``keep`` errors."""
+
+    def __init__(self, keep: int = 100) -> None:
+        self.count = 0
+        self.errors: list[RecordError] = []
+        self.keep = keep
+
+    def add(self, error: RecordError) -> None:
+        self.count += 1
+        if len(self.errors) < self.keep:
+            self.errors.append(error)
+
+
 def records(
-    chunks: ChunkSource, unpacker: msgpack.Unpacker, plan: Plan, limit: int
+    chunks: ChunkSource,
+    unpacker: msgpack.Unpacker,
+    plan: Plan,
+    limit: int,
+    skip: SkipLog | None = None,
 ) -> Generator[Any, None, None]:
-    """Yield the records of ``chunks``; raise a located ``ReaderError`` for broken data."""
+    """Yield the records of ``chunks``; raise a located ``ReaderError`` for broken data.
+
+    With ``skip``, records that are valid MessagePack but not records of the type
+    (``RecordError``) are passed over and logged there instead of raised.
+    """
     feed = unpacker.feed
     tell = unpacker.tell
     index = 0  # records handed over before the current batch
@@ -190,18 +221,27 @@ def records(
                     position, reason = invalid
                     error: ReaderError = RecordError(reason, index=index + position, offset=0)
                     bad = (position, error)
-            if bad is not None:
-                del values[bad[0] :]
-            pending = iter(values)
-            try:
-                yield from plan.build(pending)
-            except _CONVERSION_ERRORS as exc:
-                position = len(values) - operator.length_hint(pending) - 1
-                error = _record_error(plan.schema, values[position], exc, index + position, 0)
-                raise _located(error, _locate(position, previous, current)) from exc
-            if bad is not None:
-                position, error = bad
-                raise _located(error, _locate(position, previous, current)) from None
+            if skip is not None and bad is not None:
+                yield from _skipping(values, index, previous, plan, limit, skip)
+            else:
+                if bad is not None:
+                    del values[bad[0] :]
+                pending = iter(values)
+                while True:
+                    try:
+                        yield from plan.build(pending)
+                    except _CONVERSION_ERRORS as exc:
+                        position = len(values) - operator.length_hint(pending) - 1
+                        error = _record_error(plan, values[position], exc, index + position, 0)
+                        error = _located(error, _locate(position, previous, current))
+                        if skip is None:
+                            raise error from exc
+                        skip.add(error)  # and go on with the rest of the batch
+                        continue
+                    break
+                if bad is not None:
+                    position, error = bad
+                    raise _located(error, _locate(position, previous, current)) from None
             index += len(values)
             if failure is not None:
                 start = _locate(len(values), previous, current)
@@ -209,6 +249,51 @@ def records(
         _check_end(unpacker, chunks.bytes_read, anchor, retained, since_anchor, limit, index)
     finally:
         chunks.close()
+
+
+def _skipping(
+    values: list[Any],
+    index: int,
+    previous: tuple[int, list[Chunk], int],
+    plan: Plan,
+    limit: int,
+    skip: SkipLog,
+) -> Generator[Any, None, None]:
+    """A batch with a bad record, in skip mode: record by record, logging what is skipped."""
+    anchor, pieces, since = previous
+    starts = _starts(anchor, pieces, since, len(values) + 1)
+    for position, value in enumerate(values):
+        offset = starts[position]
+        size = starts[position + 1] - offset
+        if size > limit:
+            raise _too_large(
+                f"{size} bytes, over max_record_size={limit}", index + position, offset
+            )
+        reason = plan.check_one(value)
+        if reason is None:
+            try:
+                (record,) = plan.build((value,))
+            except _CONVERSION_ERRORS as exc:
+                skip.add(_record_error(plan, value, exc, index + position, offset))
+                continue
+            yield record
+        else:
+            skip.add(RecordError(reason, index=index + position, offset=offset))
+
+
+def _starts(start: int, pieces: Sequence[Chunk], skip: int, count: int) -> list[int]:
+    """Where each of ``count`` consecutive records starts, after ``skip`` records past ``start``.
+
+    The last of them may be unfinished or broken: its start is known all the same.
+    """
+    replay = _replay(pieces)
+    for _ in range(skip):
+        replay.skip()
+    starts = [start + replay.tell()]
+    for _ in range(count - 1):
+        replay.skip()
+        starts.append(start + replay.tell())
+    return starts
 
 
 def _locate(
@@ -247,25 +332,13 @@ def _replay(pieces: Sequence[Chunk]) -> msgpack.Unpacker:
     return replay
 
 
-def _sizes(start: int, pieces: Sequence[Chunk], skip: int, count: int) -> list[int]:
-    """The sizes of ``count`` records that follow the first ``skip`` records after ``start``."""
-    replay = _replay(pieces)
-    for _ in range(skip):
-        replay.skip()
-    sizes = []
-    previous = replay.tell()
-    for _ in range(count):
-        replay.skip()
-        sizes.append(replay.tell() - previous)
-        previous = replay.tell()
-    return sizes
-
-
 def _first_too_large(
     previous: tuple[int, list[Chunk], int], count: int, limit: int, index: int
 ) -> tuple[int, ReaderError] | None:
     anchor, pieces, since = previous
-    for position, size in enumerate(_sizes(anchor, pieces, since, count)):
+    starts = _starts(anchor, pieces, since, count + 1)
+    for position in range(count):
+        size = starts[position + 1] - starts[position]
         if size > limit:
             error = _too_large(f"{size} bytes, over max_record_size={limit}", index + position, 0)
             return position, error
@@ -319,18 +392,20 @@ def _check_end(
     raise TruncatedStreamError(reason, index=index, offset=start)
 
 
-def _located(error: ReaderError, offset: int) -> ReaderError:
+def _located(error: _E, offset: int) -> _E:
     """``error`` again, now with the offset that was worked out after it was made."""
     return type(error)(error.reason, index=error.index, offset=offset)
 
 
-def _record_error(
-    schema: RecordSchema, values: Any, exc: Exception, index: int, offset: int
-) -> RecordError:
-    if isinstance(values, (list, tuple)) and len(values) != len(schema):
+def _record_error(plan: Plan, values: Any, exc: Exception, index: int, offset: int) -> RecordError:
+    """The error for a record its constructor or mapper refused, naming why."""
+    schema = plan.schema
+    if plan.mapper is None and isinstance(values, (list, tuple)) and len(values) != len(schema):
         reason = schema.shape_error(values)
     else:
-        reason = f"cannot build {schema.record_type.__qualname__}: {type(exc).__name__}: {exc}"
+        builder = getattr(plan.mapper, "__qualname__", "the mapper") if plan.mapper else None
+        what = builder or schema.record_type.__qualname__
+        reason = f"cannot build a record with {what}: {type(exc).__name__}: {exc}"
     return RecordError(reason, index=index, offset=offset)
 
 

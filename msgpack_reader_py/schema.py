@@ -184,14 +184,7 @@ class RecordSchema:
         (``set(map(type, values))``); only a batch that fails one is walked record by record
         to find the first culprit. Returns ``None`` when there is nothing to check.
         """
-        if validate:
-            per_record: Callable[[Sequence[Any]], str | None] | None = self.build_checker()
-        elif (self.has_defaults or self.kind != "dataclass") and sequence is not None:
-            # record_type(*values) would quietly fill a short array from the defaults, and a
-            # NamedTuple is built without its __new__, which is what checks the count.
-            per_record = self.build_length_checker()
-        else:
-            per_record = None
+        per_record = self._per_record_checker(sequence, validate)
         if sequence is None and per_record is None:
             return None
         accepted = self._accepted_types() if validate else None
@@ -216,6 +209,33 @@ class RecordSchema:
             return None
 
         return first_invalid
+
+    def build_record_checker(
+        self, sequence: type | None, *, validate: bool
+    ) -> Callable[[Any], str | None]:
+        """Return ``check(value) -> None | reason`` for one decoded value: the per-record form
+        of ``build_batch_checker``, for the slow paths."""
+        per_record = self._per_record_checker(sequence, validate)
+        shape_error = self.shape_error
+
+        def check(value: Any) -> str | None:
+            if sequence is not None and type(value) is not sequence:
+                return shape_error(value)
+            return per_record(value) if per_record is not None else None
+
+        return check
+
+    def _per_record_checker(
+        self, sequence: type | None, validate: bool
+    ) -> Callable[[Sequence[Any]], str | None] | None:
+        if validate:
+            return self.build_checker()
+        if (self.has_defaults or self.kind != "dataclass") and sequence is not None:
+            # record_type(*values) would quietly fill a short array from the defaults, a
+            # NamedTuple is built without the __new__ that checks the count, and a tuple
+            # record is not built at all.
+            return self.build_length_checker()
+        return None
 
     def build_length_checker(self) -> Callable[[Sequence[Any]], str | None]:
         """Return ``check(values) -> None | reason`` that checks only the number of fields."""

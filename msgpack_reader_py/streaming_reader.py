@@ -12,11 +12,12 @@ import io
 import os
 from collections.abc import Callable, Generator, Iterator
 from types import TracebackType
-from typing import IO, Any, Generic, TypeVar, Union, overload
+from typing import IO, Any, Generic, Literal, TypeVar, Union, overload
 
 import msgpack
 
-from .decoder import Plan, records, unpacker_options
+from .decoder import Plan, SkipLog, records, unpacker_options
+from .errors import RecordError
 from .model import Item
 from .schema import RecordSchema
 
@@ -37,6 +38,8 @@ DEFAULT_MAX_RECORD_SIZE = 100 * 1024 * 1024
 """100 MiB, the size of msgpack's own default buffer."""
 
 DEFAULT_READ_SIZE = 64 * 1024
+
+OnError = Literal["raise", "skip"]
 
 
 class _Chunks:
@@ -151,6 +154,12 @@ class StreamingReader(Generic[T]):
             Default ``False``: only the record's shape (an array of the right length) is checked.
         max_record_size: the largest encoded record accepted, in bytes. Default 100 MiB.
         read_size: the most bytes asked of the source in one read. Default 64 KiB.
+        on_error: ``"raise"`` (default) or ``"skip"``. With ``"skip"``, a record that is valid
+            MessagePack but not a record of the type (a ``RecordError``: wrong shape, failed
+            validation, a constructor or mapper that refused it) is passed over and counted in
+            ``skipped``; ``errors`` keeps the first 100, each with its index (counting every
+            record of the stream, skipped ones too) and offset. Decoding errors, truncation and
+            over-size records still raise: after them no record boundary can be trusted.
     """
 
     @overload
@@ -163,6 +172,7 @@ class StreamingReader(Generic[T]):
         validate: bool = False,
         max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
         read_size: int = DEFAULT_READ_SIZE,
+        on_error: OnError = "raise",
     ) -> None: ...
 
     @overload
@@ -175,6 +185,7 @@ class StreamingReader(Generic[T]):
         validate: bool = False,
         max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
         read_size: int = DEFAULT_READ_SIZE,
+        on_error: OnError = "raise",
     ) -> None: ...
 
     @overload
@@ -187,6 +198,7 @@ class StreamingReader(Generic[T]):
         validate: bool = False,
         max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
         read_size: int = DEFAULT_READ_SIZE,
+        on_error: OnError = "raise",
     ) -> None: ...
 
     def __init__(
@@ -198,14 +210,19 @@ class StreamingReader(Generic[T]):
         validate: bool = False,
         max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
         read_size: int = DEFAULT_READ_SIZE,
+        on_error: OnError = "raise",
     ) -> None:
         if mapper is not None and not callable(mapper):
             raise TypeError(f"mapper must be callable, got {mapper!r}")
+        if on_error not in ("raise", "skip"):
+            raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
         for name, value in (("max_record_size", max_record_size), ("read_size", read_size)):
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
         schema = RecordSchema(record_type)
-        options = unpacker_options(schema, mapper, max_record_size, read_size)
+        options = unpacker_options(
+            schema, mapper, max_record_size, read_size, skip=on_error == "skip"
+        )
         sequence = list if options["use_list"] else tuple
         plan = Plan(
             schema,
@@ -219,8 +236,9 @@ class StreamingReader(Generic[T]):
         self.validate = validate
         self.mapper = mapper
         unpacker = msgpack.Unpacker(**options)
+        self._skipped = SkipLog() if on_error == "skip" else None
         self._records: Generator[T, None, None] = records(
-            self._source, unpacker, plan, max_record_size
+            self._source, unpacker, plan, max_record_size, self._skipped
         )
         self._closed = False
 
@@ -256,6 +274,16 @@ class StreamingReader(Generic[T]):
         self._source.close()
 
     @property
+    def skipped(self) -> int:
+        """How many records ``on_error="skip"`` has passed over so far (0 in raise mode)."""
+        return 0 if self._skipped is None else self._skipped.count
+
+    @property
+    def errors(self) -> list[RecordError]:
+        """The first 100 record errors that ``on_error="skip"`` passed over, in order."""
+        return [] if self._skipped is None else list(self._skipped.errors)
+
+    @property
     def closed(self) -> bool:
         """Whether ``close()`` has been called."""
         return self._closed
@@ -287,6 +315,7 @@ def read_items(
     validate: bool = False,
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     read_size: int = DEFAULT_READ_SIZE,
+    on_error: OnError = "raise",
 ) -> Iterator[Item]: ...
 
 
@@ -299,6 +328,7 @@ def read_items(
     validate: bool = False,
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     read_size: int = DEFAULT_READ_SIZE,
+    on_error: OnError = "raise",
 ) -> Iterator[T]: ...
 
 
@@ -311,6 +341,7 @@ def read_items(
     validate: bool = False,
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     read_size: int = DEFAULT_READ_SIZE,
+    on_error: OnError = "raise",
 ) -> Iterator[T]: ...
 
 
@@ -322,6 +353,7 @@ def read_items(
     validate: bool = False,
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     read_size: int = DEFAULT_READ_SIZE,
+    on_error: OnError = "raise",
 ) -> Iterator[Any]:
     """Yield the records of ``source``; the options are :class:`StreamingReader`'s.
 
@@ -335,6 +367,7 @@ def read_items(
         validate=validate,
         max_record_size=max_record_size,
         read_size=read_size,
+        on_error=on_error,
     )
     return _drain(reader)
 

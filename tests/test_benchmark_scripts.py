@@ -86,7 +86,14 @@ def test_report_tables_come_from_the_json(tmp_path: Path) -> None:
         },
     }
     (tmp_path / "big_file.result.json").write_text(json.dumps(big))
-    assert report.main(["--doc", str(tmp_path)]) == 0
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{report.README_START}\nold figures\n{report.README_END}\nrest\n")
+    assert report.main(["--doc", str(tmp_path), "--readme", str(readme)]) == 0
+    updated = readme.read_text()
+    assert updated.startswith(f"intro\n{report.README_START}\n")
+    assert updated.endswith(f"{report.README_END}\nrest\n")
+    assert "old figures" not in updated
+    assert "| `validated_stream_benchmark` | 2.00x |" in updated
     text = (tmp_path / "RESULTS.md").read_text()
     assert (
         "| `in_memory_stream_benchmark` | 2.00x | `raw_unpacker_baseline` | at most 2.0x | yes |"
