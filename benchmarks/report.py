@@ -319,7 +319,10 @@ def write(
         "",
         "Records `[id, payload]` of about N bytes, at least 4 MiB of stream per size, decoded "
         "from memory into a two-field dataclass (`typed`) and by a plain `msgpack.Unpacker` "
-        "(`raw`). Small records measure per-record cost, large ones bytes.",
+        "(`raw`). Small records measure per-record cost, large ones bytes. From about 512 "
+        "bytes up the typed reader is faster than the raw loop: a plain `Unpacker(file)` reads "
+        "16 KiB at a time (msgpack's default `read_size`) and moves its buffer for each, where "
+        "the reader feeds 64 KiB chunks; at 512 KiB records both are bound by copying bytes.",
         "",
         "![Throughput by record size](throughput_by_size.png)",
         "",
