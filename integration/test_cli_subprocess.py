@@ -5,14 +5,21 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import os
 import re
+import shutil
 import signal
 import struct
 import subprocess
 import sys
+import tempfile
 import termios
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+import msgpack
+import pytest
 
 from msgpack_reader_py import Item, get_iter, pack_items
 from tests.reference import (
@@ -296,3 +303,232 @@ def test_import_and_help_load_no_bench_or_optional_dependency() -> None:
     )
     assert "usage: msgpack-reader" in result.stdout
     assert result.stderr.strip() == "loaded: []"
+
+
+# --- failure paths, each in a real process --------------------------------------------------
+
+NOBODY = 65534  # the unprivileged user a root test run drops to
+GOOD_ITEMS = list(get_iter(3, seed=11))
+GOOD = pack_items(GOOD_ITEMS)
+BAD_AT = len(GOOD)  # the failing record is record 3, at this byte
+DEFAULT_LIMIT = 100 * 1024 * 1024
+
+# name -> (the file's bytes, what the error line says after "error: <path>: ")
+DATA_FAILURES: dict[str, tuple[bytes, str]] = {
+    "truncated": (
+        GOOD + pack_items(get_iter(1))[:-3],
+        f"record 3 at byte {BAD_AT}: stream ends inside a record",
+    ),
+    "corrupt": (
+        GOOD + b"\xc1" + GOOD,
+        f"record 3 at byte {BAD_AT}: not valid MessagePack",
+    ),
+    "hostile str32 header": (
+        GOOD + b"\x98\x01\xdb\xff\xff\xff\xff" + b"x" * 10,
+        f"record 3 at byte {BAD_AT}: declares a str of 4294967295 bytes, "
+        f"over max_record_size={DEFAULT_LIMIT}",
+    ),
+    "not an item": (
+        GOOD + msgpack.packb("ABCDEFGH") + GOOD,
+        f"record 3 at byte {BAD_AT}: expected an array of 8 fields, found str 'ABCDEFGH'",
+    ),
+}
+
+
+def assert_failed_with(result: subprocess.CompletedProcess[str], expected: str) -> None:
+    """Status 1 and one stderr line, ``error: `` then ``expected`` (a prefix of the rest)."""
+    assert result.returncode == EXIT_DATA_ERROR, result.stderr
+    line = assert_one_error_line(result.stderr)
+    assert line.startswith(f"error: {expected}"), line
+
+
+def dumped(stdout: str) -> list[Item]:
+    return [Item(**json.loads(line)) for line in stdout.splitlines()]
+
+
+@pytest.mark.parametrize("command", ["read", "dump"])
+@pytest.mark.parametrize("name", list(DATA_FAILURES))
+def test_broken_file_is_one_error_line_with_the_record_and_byte(
+    tmp_path: Path, name: str, command: str
+) -> None:
+    data, message = DATA_FAILURES[name]
+    path = tmp_path / "broken.msgpack"
+    path.write_bytes(data)
+    result = run(command, str(path))
+    assert_failed_with(result, f"{path}: {message}")
+    # Records before the broken one stay written by dump; read prints no summary.
+    assert dumped(result.stdout) == (GOOD_ITEMS if command == "dump" else [])
+
+
+def test_broken_stdin_names_stdin() -> None:
+    data, message = DATA_FAILURES["hostile str32 header"]
+    result = subprocess.run(
+        [*MODULE, "read", "-", "--json"],
+        input=data,
+        capture_output=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    text = subprocess.CompletedProcess(
+        result.args, result.returncode, result.stdout.decode(), result.stderr.decode()
+    )
+    assert_failed_with(text, f"<stdin>: {message}")
+    assert text.stdout == ""
+
+
+@pytest.mark.parametrize("command", ["read", "dump"])
+def test_hostile_header_with_a_long_tail_and_a_small_limit(tmp_path: Path, command: str) -> None:
+    path = tmp_path / "hostile.msgpack"
+    path.write_bytes(GOOD + b"\x98\x01\xdb\xff\xff\xff\xff" + b"x" * 200_000)
+    result = run(command, str(path), "--max-record-size", "1000")
+    assert_failed_with(result, f"{path}: record 3 at byte {BAD_AT}: ")
+    line = result.stderr.rstrip("\n")
+    assert "over max_record_size=1000" in line
+    assert line.endswith("; pass a larger max_record_size to read it")
+    assert dumped(result.stdout) == (GOOD_ITEMS if command == "dump" else [])
+
+
+@pytest.mark.parametrize("command", ["read", "dump"])
+def test_missing_file_is_one_error_line(tmp_path: Path, command: str) -> None:
+    path = tmp_path / "missing.msgpack"
+    result = run(command, str(path))
+    assert_failed_with(result, f"{path}: No such file or directory")
+    assert result.stderr == f"error: {path}: No such file or directory\n"
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("command", ["read", "dump"])
+def test_directory_is_one_error_line(tmp_path: Path, command: str) -> None:
+    result = run(command, str(tmp_path))
+    assert result.stderr == f"error: {tmp_path}: Is a directory\n"
+    assert_failed_with(result, f"{tmp_path}: Is a directory")
+    assert result.stdout == ""
+
+
+# Run the CLI as an unprivileged user. root reads any file whatever its mode, so a root test
+# run drops to NOBODY; it does so inside the child once the interpreter has started, because
+# the interpreter and its standard library (under /root here) may be out of that user's reach,
+# which rules out a preexec_fn. Parsing the arguments once first loads what argparse imports
+# lazily. A non-root run stays who it is: a mode that denies it is enough.
+AS_UNPRIVILEGED = (
+    "import os, sys\n"
+    "from msgpack_reader_py.cli import build_parser, main\n"
+    "build_parser().parse_args(sys.argv[1:])\n"
+    "if os.geteuid() == 0:\n"
+    "    os.setgroups([])\n"
+    f"    os.setgid({NOBODY})\n"
+    f"    os.setuid({NOBODY})\n"
+    "if os.geteuid() == 0:\n"
+    "    sys.exit(99)\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
+
+
+def run_unprivileged(*args: str) -> subprocess.CompletedProcess[str]:
+    return run(*args, command=[sys.executable, "-c", AS_UNPRIVILEGED])
+
+
+@pytest.fixture
+def shared_dir() -> Iterator[Path]:
+    """A directory the unprivileged user can enter (tmp_path, mode 700 under root, is not)."""
+    path = Path(tempfile.mkdtemp(prefix="msgpack-reader-"))
+    path.chmod(0o755)
+    try:
+        yield path
+    finally:
+        for entry in path.iterdir():
+            if entry.is_dir():
+                entry.chmod(0o755)  # the locked directory, so that it can be removed
+        shutil.rmtree(path)
+
+
+@pytest.mark.parametrize("where", ["file of mode 000", "file in a directory of mode 000"])
+@pytest.mark.parametrize("command", ["read", "dump"])
+def test_unreadable_file_is_one_error_line(shared_dir: Path, where: str, command: str) -> None:
+    readable = shared_dir / "readable.msgpack"
+    readable.write_bytes(GOOD)
+    readable.chmod(0o644)
+    if where == "file of mode 000":
+        denied = shared_dir / "denied.msgpack"
+        denied.write_bytes(GOOD)
+        denied.chmod(0o000)
+    else:
+        locked = shared_dir / "locked"
+        locked.mkdir()
+        denied = locked / "inside.msgpack"
+        denied.write_bytes(GOOD)
+        denied.chmod(0o644)
+        locked.chmod(0o000)
+    if os.geteuid() != 0:
+        assert not os.access(denied, os.R_OK)  # the test means something for this user
+
+    # The control: the same user, the same data, a mode that allows it, reads every record.
+    control = run_unprivileged(command, str(readable))
+    assert (control.returncode, control.stderr) == (0, "")
+    if command == "dump":
+        assert dumped(control.stdout) == GOOD_ITEMS
+    else:
+        assert control.stdout.startswith("Read 3 messages")
+
+    result = run_unprivileged(command, str(denied))
+    assert result.stderr == f"error: {denied}: Permission denied\n"
+    assert_failed_with(result, f"{denied}: Permission denied")
+    assert result.stdout == ""
+
+
+INVALID_RECORDS: list[object] = [
+    [1, 2, 3, 4, 5, 6.0, "seven fields"],
+    "ABCDEFGH",
+    [*GOOD_ITEMS[0].to_list()[:4], True, *GOOD_ITEMS[0].to_list()[5:]],
+]
+
+
+def with_invalid_records() -> tuple[bytes, int]:
+    """GOOD's records with an invalid one after each; and where the first invalid one starts."""
+    data = b""
+    first = -1
+    for item, invalid in zip(GOOD_ITEMS, INVALID_RECORDS, strict=True):
+        data += pack_items([item])
+        first = len(data) if first < 0 else first
+        data += msgpack.packb(invalid)
+    return data, first
+
+
+@pytest.mark.parametrize("command", ["read", "dump"])
+def test_skip_invalid_reads_the_good_records_and_reports_the_skipped_count(
+    tmp_path: Path, command: str
+) -> None:
+    data, first = with_invalid_records()
+    path = tmp_path / "invalid.msgpack"
+    path.write_bytes(data)
+    extra = ["--json"] if command == "read" else []
+    result = run(command, str(path), "--skip-invalid", *extra)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(
+        f"{path}: skipped 3 invalid records; the first: record 1 at byte {first}: "
+        "expected an array of 8 fields"
+    ), lines[0]
+    if command == "dump":
+        assert dumped(result.stdout) == GOOD_ITEMS
+    else:
+        summary = json.loads(result.stdout)
+        assert summary["records"] == len(GOOD_ITEMS)
+        assert summary["skipped"] == 3
+        assert summary["sum_of_ids"] == sum(item.id for item in GOOD_ITEMS)
+        assert summary["bytes"] == len(data)
+
+    # Without the flag the first invalid record is the error.
+    result = run(command, str(path))
+    assert_failed_with(result, f"{path}: record 1 at byte {first}: expected an array of 8 fields")
+
+
+def test_skip_invalid_still_fails_on_a_truncated_file(tmp_path: Path) -> None:
+    data, _ = with_invalid_records()
+    path = tmp_path / "invalid-then-cut.msgpack"
+    path.write_bytes(data + GOOD[:10])
+    result = run("dump", str(path), "--skip-invalid")
+    assert_failed_with(result, f"{path}: record 6 at byte {len(data)}: stream ends inside a record")
+    assert dumped(result.stdout) == GOOD_ITEMS

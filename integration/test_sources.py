@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import gc
 import gzip
 import os
 import socket
+import struct
 import sys
 import threading
 import warnings
@@ -15,7 +17,7 @@ from typing import Any, BinaryIO
 
 import pytest
 
-from msgpack_reader_py import Item, StreamingReader, generate, pack_items
+from msgpack_reader_py import Item, ReaderError, StreamingReader, generate, pack_items
 from tests.reference import (
     REFERENCE_MESSAGES,
     REFERENCE_SIZE,
@@ -226,6 +228,46 @@ def test_a_record_is_yielded_as_soon_as_it_arrives(
     writer.finish()
     assert waited == [True]
     assert items == reference_items
+
+
+@pytest.mark.parametrize("tail", [0, 20], ids=["on a record boundary", "inside a record"])
+def test_tcp_peer_reset_passes_through_after_the_records_that_arrived(
+    reference_bytes: bytes, reference_items: list[Item], tail: int
+) -> None:
+    # The peer sends three records (and maybe the start of a fourth), waits until the reader
+    # has handed over the third, then closes with SO_LINGER 0: an abortive close, a TCP RST.
+    # The reader's next read fails with ECONNRESET, which must come out as it is.
+    head = pack_items(reference_items[:3])
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        client = socket.create_connection(server.getsockname(), timeout=TIMEOUT)
+        peer, _ = server.accept()
+    received_three = threading.Event()
+
+    def write() -> None:
+        with peer:
+            peer.sendall(reference_bytes[: len(head) + tail])
+            assert received_three.wait(TIMEOUT)
+            peer.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+    writer = Worker(write)
+    writer.start()
+    items: list[Item] = []
+
+    def consume(reader: StreamingReader[Item]) -> None:
+        for item in reader:
+            items.append(item)
+            if len(items) == 3:
+                received_three.set()
+
+    with client, client.makefile("rb") as stream, StreamingReader(stream) as reader:
+        with pytest.raises(ConnectionResetError) as info:
+            consume(reader)
+        assert reader.bytes_read == len(head) + tail
+    writer.finish()
+    assert items == reference_items[:3]
+    assert info.value.errno == errno.ECONNRESET
+    assert not isinstance(info.value, ReaderError)
+    assert info.value.__context__ is None
 
 
 # --- resource handling ---------------------------------------------------------------------------

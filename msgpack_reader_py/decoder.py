@@ -246,6 +246,11 @@ def records(
             if failure is not None:
                 start = _locate(len(values), previous, current)
                 raise _decode_error(failure, plan.schema, limit, index, start) from failure
+            if _tail_may_claim_too_much(chunk, read, tell(), limit):
+                # Confirmed the slow way, so that a lookalike inside a value costs a replay,
+                # never a false refusal; a true claim fails now instead of after more reads.
+                start = _boundary(anchor, retained, since_anchor)
+                _check_declared(retained, anchor, start, limit, index)
         _check_end(unpacker, chunks.bytes_read, anchor, retained, since_anchor, limit, index)
     finally:
         chunks.close()
@@ -345,6 +350,35 @@ def _first_too_large(
     return None
 
 
+# Length-prefixed headers, as (type byte, width of the length field, bytes after the length).
+_LENGTH_HEADERS = (
+    (0xD9, 1, 0), (0xDA, 2, 0), (0xDB, 4, 0),  # str8/16/32
+    (0xC4, 1, 0), (0xC5, 2, 0), (0xC6, 4, 0),  # bin8/16/32
+    (0xC7, 1, 1), (0xC8, 2, 1), (0xC9, 4, 1),  # ext8/16/32 (then a type byte)
+)  # fmt: skip
+
+
+def _tail_may_claim_too_much(chunk: Chunk, read: int, consumed: int, limit: int) -> bool:
+    """Whether the decoder may be waiting for the payload of a str/bin/ext over ``limit``.
+
+    When the decoder stops inside a record for want of a payload, the header it read last ends
+    right where it stopped (``consumed``); a quick look at the bytes before that spots a
+    length over the limit without locating the record. Only a hint: confirm before refusing.
+    """
+    if consumed >= read:
+        return False
+    end = consumed - (read - len(chunk))
+    for code, width, extra in _LENGTH_HEADERS:
+        start = end - 1 - width - extra
+        if (
+            start >= 0
+            and chunk[start] == code
+            and int.from_bytes(chunk[start + 1 : start + 1 + width], "big") > limit
+        ):
+            return True
+    return False
+
+
 def _head(pieces: Sequence[Chunk], skip: int) -> bytes:
     """Up to ``_HEAD_SIZE`` bytes of ``pieces`` after the first ``skip`` bytes."""
     head = bytearray()
@@ -420,6 +454,12 @@ def _decode_error(
         return DecodeError(reason, index=index, offset=offset)
     if isinstance(exc, msgpack.FormatError):
         reason = "not valid MessagePack (a reserved byte such as 0xc1, never valid)"
+        return DecodeError(reason, index=index, offset=offset)
+    if type(exc) is ValueError and str(exc) == "code must be 0~127":
+        reason = (
+            "an extension type with a negative code other than -1 (reserved by the "
+            "MessagePack specification)"
+        )
         return DecodeError(reason, index=index, offset=offset)
     match = _LIMIT_MESSAGE.match(str(exc)) if type(exc) is ValueError else None
     if match is not None:

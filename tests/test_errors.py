@@ -201,6 +201,16 @@ CASES: dict[str, Case] = {
         {"record_type": Loose},
         "nanoseconds",
     ),
+    "ext of a reserved negative type": Case(
+        LOOSE_PREFIX + b"\x92" + packed("t") + b"\xd4\x80\x00",
+        DecodeError,
+        2,
+        len(LOOSE_PREFIX),
+        LOOSE_ITEMS,
+        ValueError,
+        {"record_type": Loose},
+        "reserved by the MessagePack specification",
+    ),
     # Larger than max_record_size.
     "str longer than max_record_size": Case(
         PREFIX + packed(LONG_PATH.to_list()) + PREFIX,
@@ -723,3 +733,50 @@ def test_values_in_messages_are_shortened() -> None:
     _, error = drain(StreamingReader(PREFIX + packed(huge)))
     assert type(error) is RecordError
     assert len(str(error)) < 300
+
+
+class TwoReads:
+    """A live source: ``first`` now, then ``rest`` (or a failure: on a socket, a hang)."""
+
+    def __init__(self, first: bytes, rest: bytes | None) -> None:
+        self.parts = [first, rest]
+
+    def read1(self, size: int = -1) -> bytes:
+        part = self.parts.pop(0) if self.parts else b""
+        if part is None:
+            raise AssertionError("asked for more data: on a socket this would block")
+        return part
+
+    read = read1
+
+
+@pytest.mark.parametrize(
+    ("header", "kind"),
+    [
+        (b"\xdb\xff\xff\xff\xff", "a str"),
+        (b"\xc6\xff\xff\xff\xff", "a bin"),
+        (b"\xc9\xff\xff\xff\xff\x05", "an ext"),
+        (b"\xda\xff\xff", "a str"),
+    ],
+)
+def test_hostile_header_after_records_in_the_same_read_is_refused_at_once(
+    header: bytes, kind: str
+) -> None:
+    source = TwoReads(PREFIX + b"\x98\x01" + header + b"x" * 10, None)
+    got, error = drain(StreamingReader(source, max_record_size=1000))
+    assert type(error) is RecordTooLargeError
+    assert got == PREFIX_ITEMS
+    assert_located(error, 3, START)
+    assert f"declares {kind} of" in str(error)
+
+
+def test_a_lookalike_header_inside_a_value_is_not_refused() -> None:
+    # The uint64 ends in the bytes of a str32 header claiming 0xffffffff; the decoder stops
+    # right after it (the next str16's length is cut), which looks like a hostile claim.
+    record = packed(["k", [0xDBFFFFFFFF, "s" * 300]])
+    stop = record.index(b"\xda")
+    assert record[stop - 5 : stop] == b"\xdb\xff\xff\xff\xff"
+    cut = stop + 2
+    source = TwoReads(LOOSE_PREFIX + record[:cut], record[cut:])
+    reader = StreamingReader(source, Loose, max_record_size=1000)
+    assert list(reader) == [*LOOSE_ITEMS, Loose("k", (0xDBFFFFFFFF, "s" * 300))]
