@@ -164,9 +164,11 @@ def records(
             retained.append(chunk)
             try:
                 feed(chunk)
-            except msgpack.BufferFull as exc:
-                # The buffer holds limit + read_size bytes: only an unfinished record over the
-                # limit leaves no room for one more chunk.
+            except msgpack.BufferFull as exc:  # pragma: no cover - see below
+                # The buffer holds limit + read_size bytes: only a payload over the limit would
+                # leave no room for one more chunk, and its header is refused before that (the
+                # tail check after a batch, or the head check of a chunk that finishes nothing).
+                # Kept so that msgpack's exception can never escape if that reasoning fails.
                 start = _boundary(anchor, retained, since_anchor)
                 held = chunks.bytes_read - len(chunk) - start
                 raise _too_large(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import msgpack
@@ -166,3 +167,34 @@ def test_cli_skip_invalid(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> 
     ]
     assert main(["read", str(path)]) == 1
     assert main(["dump", str(path), "--skip-invalid", "--limit", "1"]) == 0
+
+
+@dataclass
+class Checked:
+    id: int
+    name: str
+
+    def __post_init__(self) -> None:
+        if self.id < 0:
+            raise ValueError("id must not be negative")
+
+
+def test_skip_mode_walks_a_batch_with_a_refused_constructor_and_a_wrong_shape() -> None:
+    values = [[1, "a"], "not a record", [-2, "b"], [3, "c"]]
+    data = b"".join(msgpack.packb(v) for v in values)
+    reader = StreamingReader(data, Checked, on_error="skip")
+    assert list(reader) == [Checked(1, "a"), Checked(3, "c")]
+    assert [e.index for e in reader.errors] == [1, 2]
+    assert "id must not be negative" in str(reader.errors[1])
+
+
+def test_skip_mode_still_refuses_a_record_over_the_limit_in_a_bad_batch() -> None:
+    small, big = msgpack.packb([1, "a"]), msgpack.packb([2, "x" * 200])
+    data = small + msgpack.packb("bad") + big
+    reader = StreamingReader(data, Checked, on_error="skip", max_record_size=100)
+    got: list[Checked] = []
+    with pytest.raises(RecordTooLargeError) as info:
+        got.extend(reader)
+    assert got == [Checked(1, "a")]
+    assert (info.value.index, info.value.offset) == (2, len(small) + len(msgpack.packb("bad")))
+    assert reader.skipped == 1
