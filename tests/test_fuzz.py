@@ -1,0 +1,620 @@
+"""Fuzzing properties: damaged streams never break the error contract.
+
+Valid streams (``pack_items(get_iter(n, seed))``, and streams of :class:`Loose` records with
+arbitrary nested payloads) are damaged: bits flipped, bytes inserted and deleted, two streams
+spliced, hostile headers inserted anywhere, the end cut off. For every damaged stream:
+
+* only a ``ReaderError`` subclass escapes (or nothing), and the reader is finished after it;
+* every yielded record is a well-formed record of the type (exact field types with
+  ``validate=True``);
+* the outcome (records, error class, index and offset) is the same from bytes, ``io.BytesIO``,
+  a path, an open file and a source that returns one byte per read, and for any ``read_size``;
+* the outcome agrees with an independent decode of the same bytes by a plain
+  ``msgpack.Unpacker``: the records are the leading values that are records of the type, the
+  error's offset is where the failing value starts, and its class fits what is there;
+* with ``on_error="skip"`` the records are the valid values, the skipped ones are counted and
+  located, and no ``RecordError`` is raised.
+
+The number of examples comes from a profile of this file's own, applied to each test with
+``@settings(parent=...)`` so that the rest of the suite keeps its settings: "fuzz-ci" (2000
+examples per property) when ``CI=true``, else "fuzz-dev" (200). Inputs are kept small, so that
+the whole file runs in about a minute even with the CI profile.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
+from typing import Any, Literal
+
+import msgpack
+import pytest
+from hypothesis import HealthCheck, currently_in_test_context, event, given, settings
+from hypothesis import strategies as st
+
+from msgpack_reader_py import (
+    DecodeError,
+    Item,
+    ReaderError,
+    RecordError,
+    RecordTooLargeError,
+    StreamingReader,
+    TruncatedStreamError,
+    get_iter,
+    pack_items,
+)
+
+settings.register_profile("fuzz-ci", max_examples=2000, deadline=None)
+settings.register_profile("fuzz-dev", max_examples=200, deadline=None)
+PROFILE = "fuzz-ci" if os.environ.get("CI") == "true" else "fuzz-dev"
+FUZZ = settings(
+    parent=settings.get_profile(PROFILE),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+SMALL_LIMIT = 4096  # max_record_size for most configurations: nothing buffers much
+DEFAULT_LIMIT = 100 * 1024 * 1024
+SMALL_INPUT = 1024  # read one byte at a time only inputs up to this size
+INT64_MIN = -(2**63)
+UINT64_MAX = 2**64 - 1
+UINT32_MAX = 2**32 - 1
+
+
+@dataclass
+class Loose:
+    key: str
+    payload: Any
+
+
+# --------------------------------------------------------------------------------------------
+# Reading configurations and what a record of each looks like
+# --------------------------------------------------------------------------------------------
+
+DECODED_SCALARS = frozenset({bool, int, float, str, bytes, msgpack.ExtType, msgpack.Timestamp})
+ITEM_INT_FIELDS = ("id", "process_id", "thread_id", "timestamp_ns", "line")
+ITEM_FIELD_COUNT = len(fields(Item))
+
+
+@dataclass(frozen=True)
+class Config:
+    record_type: type[Any]
+    validate: bool = True
+    mapper: Callable[[Any], Any] | None = None
+    max_record_size: int = SMALL_LIMIT
+    on_error: Literal["raise", "skip"] = "raise"
+
+    def reader(self, source: Any, read_size: int | None) -> StreamingReader[Any]:
+        options: dict[str, Any] = {
+            "validate": self.validate,
+            "max_record_size": self.max_record_size,
+            "on_error": self.on_error,
+        }
+        if read_size is not None:
+            options["read_size"] = read_size
+        if self.mapper is not None:
+            return StreamingReader(source, self.record_type, mapper=self.mapper, **options)
+        return StreamingReader(source, self.record_type, **options)
+
+    @property
+    def use_list(self) -> bool:
+        """Whether arrays decode to lists: only with a mapper (no field here mentions list)."""
+        return self.mapper is not None
+
+    @property
+    def flat_len(self) -> int | None:
+        """For a flat record type read without a mapper and in raise mode, the decoder refuses
+        maps and arrays longer than a record at their header: the longest array it allows."""
+        flat = self.record_type is Item and self.mapper is None and self.on_error == "raise"
+        return ITEM_FIELD_COUNT if flat else None
+
+    def is_record(self, value: Any) -> bool:
+        """Whether a decoded value is a record of the type, judged without the reader's code."""
+        sequence = list if self.use_list else tuple
+        if type(value) is not sequence:
+            return False
+        if self.record_type is Item:
+            if len(value) != ITEM_FIELD_COUNT:
+                return False
+            if not self.validate:
+                return True
+            return (
+                all(type(v) is int for v in value[:5])
+                and type(value[5]) in (float, int)
+                and type(value[6]) is str
+                and type(value[7]) is str
+            )
+        return len(value) == 2 and (not self.validate or type(value[0]) is str)
+
+    def build(self, value: Any) -> Any:
+        if self.mapper is not None:
+            return self.mapper(value)
+        return self.record_type(*value)
+
+
+def is_decoded_value(value: Any) -> bool:
+    """Whether ``value`` is something msgpack decodes to (and nothing the reader invented).
+
+    Iterative: a valid record may nest values about 1000 deep.
+    """
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        kind = type(item)
+        if item is None or kind in DECODED_SCALARS:
+            continue
+        if kind is list or kind is tuple:
+            pending.extend(item)
+        elif kind is dict:
+            pending.extend(item)
+            pending.extend(item.values())
+        else:
+            return False
+    return True
+
+
+def assert_well_formed(record: Any, config: Config) -> None:
+    """A yielded record is an instance of the type, with exact field types when validating."""
+    if config.record_type is Item:
+        assert type(record) is Item
+        values = [getattr(record, f.name) for f in fields(Item)]
+        assert all(map(is_decoded_value, values))
+        if config.validate:
+            assert all(type(getattr(record, name)) is int for name in ITEM_INT_FIELDS)
+            assert type(record.value) in (float, int)
+            assert type(record.filename) is str
+            assert type(record.path) is str
+    else:
+        assert type(record) is Loose
+        assert is_decoded_value(record.key)
+        assert is_decoded_value(record.payload)
+        if config.validate:
+            assert type(record.key) is str
+
+
+# --------------------------------------------------------------------------------------------
+# Running a reader, from every kind of source
+# --------------------------------------------------------------------------------------------
+
+Ending = tuple[type[ReaderError], int, int]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    records: tuple[str, ...]  # repr of each record: exact, NaN-safe
+    ending: Ending | None
+    skipped: int
+    skipped_at: tuple[tuple[int, int], ...]  # index and offset of each error kept in skip mode
+
+
+@contextmanager
+def deep_values() -> Iterator[None]:
+    """Room for ``repr`` of a record whose field nests values as deep as msgpack allows
+    (about 1000 levels, which is the default recursion limit)."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 5000))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+class OneBytePerRead:
+    """A source that hands over one byte per read, whatever it is asked for."""
+
+    def __init__(self, data: bytes) -> None:
+        self._stream = io.BytesIO(data)
+
+    def read(self, size: int = -1) -> bytes:
+        return self._stream.read(1)
+
+
+def run(config: Config, source: Any, read_size: int | None = None) -> Outcome:
+    """Read ``source`` to the end or the first error; anything but a ReaderError escapes."""
+    reader = config.reader(source, read_size)
+    records: list[str] = []
+    ending: Ending | None = None
+    try:
+        with deep_values():
+            for record in reader:
+                assert_well_formed(record, config)
+                records.append(repr(record))
+    except ReaderError as error:
+        ending = (type(error), error.index, error.offset)
+    # Finished either way: no resynchronisation, no record after an error.
+    assert next(reader, None) is None
+    reader.close()
+    skipped_at = tuple((e.index, e.offset) for e in reader.errors)
+    assert all(type(e) is RecordError for e in reader.errors)
+    return Outcome(tuple(records), ending, reader.skipped, skipped_at)
+
+
+def outcomes_from_every_source(data: bytes, config: Config) -> Iterator[tuple[str, Outcome]]:
+    yield "bytes/65536", run(config, data, 65536)
+    yield "bytes/7", run(config, data, 7)
+    yield "BytesIO", run(config, io.BytesIO(data))
+    if len(data) <= SMALL_INPUT:
+        yield "bytes/1", run(config, data, 1)
+        yield "one byte per read", run(config, OneBytePerRead(data))
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, "stream.msgpack")
+        with open(path, "wb") as file:
+            file.write(data)
+        yield "path", run(config, path)
+        with open(path, "rb") as file:
+            yield "file/7", run(config, file, 7)
+
+
+def same_outcome_everywhere(data: bytes, config: Config) -> Outcome:
+    results = dict(outcomes_from_every_source(data, config))
+    reference = results["bytes/65536"]
+    for name, result in results.items():
+        assert result == reference, name
+    return reference
+
+
+# --------------------------------------------------------------------------------------------
+# The independent decode every outcome is checked against
+# --------------------------------------------------------------------------------------------
+
+_LIMIT_MESSAGE = re.compile(r"^\d+ exceeds max_(str|bin|ext|array|map)_len\(\d+\)$")
+Tail = Literal["end", "truncated", "invalid", "refused"]
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """The complete values at the start of a stream, where each starts, and what follows."""
+
+    values: list[Any]
+    starts: list[int]  # one more than values: where the value after the last one starts
+    tail: Tail  # the stream's clean end, an unfinished value, invalid bytes, a refused header
+
+
+def decode_independently(data: bytes, config: Config) -> Decoded:
+    """Decode ``data`` value by value with a plain Unpacker: no limits but the stream's own
+    length (and, for a flat type, the reader's documented limits on maps and arrays)."""
+    size = len(data) + 1
+    flat_len = config.flat_len
+    unpacker = msgpack.Unpacker(
+        raw=False,
+        strict_map_key=False,
+        use_list=config.use_list,
+        max_buffer_size=size,
+        max_str_len=size,
+        max_bin_len=size,
+        max_ext_len=size,
+        # Counts are not bounded by the stream's length: bad bytes inside an array that cannot
+        # be complete are found before its end. (msgpack >= 1.2.4 allocates no declared length.)
+        max_array_len=UINT32_MAX if flat_len is None else flat_len,
+        max_map_len=UINT32_MAX if flat_len is None else 0,
+    )
+    unpacker.feed(data)
+    values: list[Any] = []
+    starts: list[int] = []
+    tail: Tail
+    while True:
+        start = unpacker.tell()
+        starts.append(start)
+        try:
+            values.append(unpacker.unpack())
+        except msgpack.OutOfData:
+            tail = "end" if start == len(data) else "truncated"
+            break
+        except (ValueError, TypeError, msgpack.UnpackException) as exc:
+            match = _LIMIT_MESSAGE.match(str(exc)) if type(exc) is ValueError else None
+            if match is None:
+                tail = "invalid"
+            elif flat_len is not None and match.group(1) in ("array", "map"):
+                tail = "refused"  # a map or long array in a flat record
+            else:
+                tail = "truncated"  # declares more than the whole stream holds
+            break
+    return Decoded(values, starts, tail)
+
+
+def allowed_errors(decoded: Decoded, index: int, config: Config) -> set[type[ReaderError]]:
+    """The error classes the reader may raise for the value at ``index``."""
+    limit = config.max_record_size
+    if index < len(decoded.values):
+        # A complete value: refused only if it is not a record, or too large.
+        allowed: set[type[ReaderError]] = set()
+        if not config.is_record(decoded.values[index]) and config.on_error == "raise":
+            allowed.add(RecordError)
+        if decoded.starts[index + 1] - decoded.starts[index] > limit:
+            allowed.add(RecordTooLargeError)
+        return allowed
+    # What follows the complete values; a header may declare more than max_record_size.
+    if decoded.tail == "truncated":
+        return {TruncatedStreamError, RecordTooLargeError}
+    if decoded.tail == "invalid":
+        return {DecodeError, RecordTooLargeError}
+    if decoded.tail == "refused":
+        return {RecordError, RecordTooLargeError}
+    return set()  # the clean end of the stream: no error
+
+
+def check_against_independent_decode(data: bytes, config: Config, outcome: Outcome) -> None:
+    decoded = decode_independently(data, config)
+    values = decoded.values
+    stop = len(values) if outcome.ending is None else outcome.ending[1]
+    assert stop <= len(values)
+    if config.on_error == "raise":
+        assert len(outcome.records) == stop
+        assert all(config.is_record(value) for value in values[:stop])
+        assert outcome.skipped == 0
+    kept = [value for value in values[:stop] if config.is_record(value)]
+    with deep_values():
+        assert outcome.records == tuple(repr(config.build(value)) for value in kept)
+    passed_over = [(i, decoded.starts[i]) for i in range(stop) if not config.is_record(values[i])]
+    assert outcome.skipped == len(passed_over)
+    assert outcome.skipped_at == tuple(passed_over[:100])
+    if outcome.ending is None:
+        assert stop == len(values)
+        assert decoded.tail == "end"
+        return
+    kind, index, offset = outcome.ending
+    assert offset == decoded.starts[index]
+    assert kind in allowed_errors(decoded, index, config), (kind, decoded.tail)
+
+
+def check(data: bytes, config: Config, *, every_source: bool = True) -> Outcome:
+    """The outcome from every source is the same, and agrees with the independent decode."""
+    outcome = same_outcome_everywhere(data, config) if every_source else run(config, data)
+    check_against_independent_decode(data, config, outcome)
+    if currently_in_test_context():  # what the examples exercise: --hypothesis-show-statistics
+        name = "mapper" if config.mapper else config.record_type.__name__
+        ending = "clean end" if outcome.ending is None else outcome.ending[0].__name__
+        event(f"{name}, {config.on_error}: {ending}{', skipped some' if outcome.skipped else ''}")
+    return outcome
+
+
+# --------------------------------------------------------------------------------------------
+# Streams and damage
+# --------------------------------------------------------------------------------------------
+
+# Streams as lists of records, each packed on its own: their offsets are known.
+item_records = st.builds(
+    lambda count, seed: [pack_items([item]) for item in get_iter(count, seed)],
+    st.integers(min_value=0, max_value=4),
+    st.integers(min_value=0, max_value=2**32),
+)
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=INT64_MIN, max_value=UINT64_MAX)
+    | st.floats(width=64)
+    | st.text(max_size=6)
+    | st.binary(max_size=6)
+    | st.builds(msgpack.ExtType, st.integers(min_value=0, max_value=127), st.binary(max_size=4))
+)
+payloads = st.recursive(
+    scalars,
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["", "a", "bc", "é"]) | st.integers(-3, 3), children, max_size=2
+        )
+    ),
+    max_leaves=5,
+)
+
+
+def loose_records(keys: st.SearchStrategy[Any]) -> st.SearchStrategy[list[bytes]]:
+    return st.lists(st.tuples(keys, payloads), max_size=4).map(
+        lambda records: [msgpack.packb(list(record)) for record in records]
+    )
+
+
+good_loose_records = loose_records(st.text(max_size=6))
+# Mostly str keys; now and then an int, which validate=True refuses.
+any_loose_records = loose_records(
+    st.one_of(st.text(max_size=6), st.text(max_size=6), st.text(max_size=6), st.integers(0, 9))
+)
+item_streams = item_records.map(b"".join)
+loose_streams = any_loose_records.map(b"".join)
+
+
+@dataclass(frozen=True)
+class Hostile:
+    header: bytes
+    error: type[ReaderError]  # what the reader must raise for it, with max_record_size 4096
+    huge: bool = False  # whether it claims more than the default max_record_size too
+    maps: bool = False  # nested maps, refused by a flat record type as not a record
+
+
+HOSTILE = (
+    Hostile(b"\xdb\xff\xff\xff\xff", RecordTooLargeError, huge=True),  # str32 of 4 GiB
+    Hostile(b"\xdd\xff\xff\xff\xff", RecordTooLargeError, huge=True),  # array32, 2**32 - 1 values
+    Hostile(b"\xdf\xff\xff\xff\xff", RecordTooLargeError, huge=True),  # map32, 2**32 - 1 entries
+    Hostile(b"\xc6\xff\xff\xff\xff", RecordTooLargeError, huge=True),  # bin32 of 4 GiB
+    Hostile(b"\xc9\xff\xff\xff\xff\x01", RecordTooLargeError, huge=True),  # ext32 of 4 GiB
+    Hostile(b"\xda\xff\xff", RecordTooLargeError),  # str16 of 65535 bytes
+    Hostile(b"\xc5\xff\xff", RecordTooLargeError),  # bin16
+    Hostile(b"\xc8\xff\xff\x01", RecordTooLargeError),  # ext16
+    Hostile(b"\xdc\xff\xff", RecordTooLargeError),  # array16 of 65535 values
+    Hostile(b"\xde\xff\xff", RecordTooLargeError),  # map16 of 65535 entries
+    Hostile(b"\x91" * 3000, DecodeError, huge=True),  # arrays nested 3000 deep
+    Hostile(b"\x81\xa1k" * 1100, DecodeError, huge=True, maps=True),  # maps nested 1100 deep
+    Hostile(b"\xc1", DecodeError, huge=True),  # never valid
+    Hostile(b"\xa2\xff\xfe", DecodeError, huge=True),  # invalid UTF-8
+    Hostile(b"\xd4\xff\x00", DecodeError, huge=True),  # a timestamp of an invalid length
+    Hostile(b"\xd7\xff" + b"\xff" * 8, DecodeError, huge=True),  # nanoseconds over 999999999
+)
+HOSTILE_HEADERS = tuple(hostile.header for hostile in HOSTILE)
+
+Damage = Literal["flip", "insert", "delete", "truncate", "splice", "hostile"]
+ORDINARY: tuple[Damage, ...] = ("flip", "insert", "delete", "truncate", "splice")
+
+
+@st.composite
+def damaged(
+    draw: st.DrawFn,
+    streams: st.SearchStrategy[bytes],
+    kinds: tuple[Damage, ...] = ORDINARY,
+    max_damage: int = 3,
+) -> bytes:
+    """A stream from ``streams`` with one to ``max_damage`` kinds of damage, anywhere."""
+    data = bytearray(draw(streams))
+    for _ in range(draw(st.integers(min_value=1, max_value=max_damage))):
+        kind = draw(st.sampled_from(kinds))
+        at = draw(st.integers(min_value=0, max_value=len(data)))
+        if kind == "flip":
+            if data:
+                data[min(at, len(data) - 1)] ^= 1 << draw(st.integers(0, 7))
+        elif kind == "insert":
+            data[at:at] = draw(st.binary(min_size=1, max_size=8))
+        elif kind == "delete":
+            del data[at : at + draw(st.integers(min_value=1, max_value=8))]
+        elif kind == "truncate":
+            del data[at:]
+        elif kind == "splice":
+            other = draw(streams)
+            data[at:] = other[draw(st.integers(min_value=0, max_value=len(other))) :]
+        else:
+            header = draw(st.sampled_from(HOSTILE_HEADERS))
+            data[at:at] = header + draw(st.binary(max_size=8))
+    return bytes(data)
+
+
+ITEM_VALIDATED = Config(Item)
+ITEM_UNVALIDATED = Config(Item, validate=False, max_record_size=DEFAULT_LIMIT)
+ITEM_MAPPER = Config(Item, mapper=Item.from_list)
+LOOSE_VALIDATED = Config(Loose)
+LOOSE_UNVALIDATED = Config(Loose, validate=False, max_record_size=DEFAULT_LIMIT)
+SKIP_CONFIGS = [
+    Config(Item, on_error="skip"),
+    Config(Item, validate=False, on_error="skip"),
+    Config(Loose, on_error="skip"),
+]
+
+
+# --------------------------------------------------------------------------------------------
+# Properties
+# --------------------------------------------------------------------------------------------
+
+
+@FUZZ
+@given(damaged(item_streams))
+def test_damaged_item_streams(data: bytes) -> None:
+    check(data, ITEM_VALIDATED)
+    check(data, ITEM_UNVALIDATED, every_source=False)
+    check(data, ITEM_MAPPER, every_source=False)
+
+
+@FUZZ
+@given(damaged(loose_streams))
+def test_damaged_loose_streams(data: bytes) -> None:
+    check(data, LOOSE_VALIDATED)
+    check(data, LOOSE_UNVALIDATED, every_source=False)
+
+
+@FUZZ
+@given(
+    st.sampled_from([ITEM_VALIDATED, ITEM_UNVALIDATED, LOOSE_VALIDATED, LOOSE_UNVALIDATED]),
+    st.data(),
+)
+def test_hostile_headers_anywhere(config: Config, draw: st.DataObject) -> None:
+    """A hostile header at any position, then maybe a little more damage: refused early."""
+    streams = item_streams if config.record_type is Item else loose_streams
+    hostile = draw.draw(damaged(streams, ("hostile",), max_damage=1), label="hostile")
+    data = draw.draw(damaged(st.just(hostile), ("truncate", "flip", "insert")), label="data")
+    check(data, config)
+
+
+# A record's first bytes, for putting a hostile header inside a record rather than before one.
+RECORD_OPENINGS: dict[type[Any], bytes] = {Item: b"\x98\x01", Loose: b"\x92\xa1k"}
+
+
+@FUZZ
+@given(
+    st.sampled_from(
+        [ITEM_VALIDATED, ITEM_UNVALIDATED, LOOSE_VALIDATED, LOOSE_UNVALIDATED, *SKIP_CONFIGS]
+    ),
+    st.data(),
+)
+def test_hostile_header_at_a_record_boundary(config: Config, draw: st.DataObject) -> None:
+    """Every record before it, then exactly the error its header calls for, at its offset."""
+    records = draw.draw(item_records if config.record_type is Item else good_loose_records)
+    at = draw.draw(st.integers(min_value=0, max_value=len(records)), label="at")
+    small = config.max_record_size == SMALL_LIMIT
+    hostile = draw.draw(st.sampled_from([h for h in HOSTILE if small or h.huge]), label="hostile")
+    opening = draw.draw(st.sampled_from([b"", RECORD_OPENINGS[config.record_type]]))
+    after = draw.draw(st.binary(max_size=8), label="after") + b"".join(records[at:])
+    before = b"".join(records[:at])
+    outcome = check(before + opening + hostile.header + after, config)
+    error = hostile.error
+    if hostile.maps and config.flat_len is not None:
+        error = RecordError  # a flat record type refuses a map at its header
+    assert outcome.ending == (error, at, len(before))
+    assert outcome.records == run(config, before).records
+    assert len(outcome.records) == at
+
+
+@FUZZ
+@given(
+    st.sampled_from([ITEM_VALIDATED, LOOSE_VALIDATED, ITEM_UNVALIDATED]),
+    item_streams | loose_streams,
+    item_streams | loose_streams,
+    st.data(),
+)
+def test_spliced_streams(config: Config, first: bytes, second: bytes, draw: st.DataObject) -> None:
+    """The start of one stream followed by the end of another, of the same or another type."""
+    cut = draw.draw(st.integers(min_value=0, max_value=len(first)), label="cut")
+    rest = draw.draw(st.integers(min_value=0, max_value=len(second)), label="rest")
+    check(first[:cut] + second[rest:], config)
+
+
+@FUZZ
+@given(
+    st.sampled_from(SKIP_CONFIGS),
+    damaged(item_streams | loose_streams, (*ORDINARY, "hostile"), max_damage=2),
+)
+def test_skip_mode_on_damaged_streams(config: Config, data: bytes) -> None:
+    """Skip mode yields exactly the valid records, counts and locates the others, and raises
+    only for what leaves no record boundary to trust: never a RecordError."""
+    outcome = check(data, config)
+    assert outcome.ending is None or outcome.ending[0] is not RecordError
+
+
+# --------------------------------------------------------------------------------------------
+# The checks themselves catch what they are meant to catch
+# --------------------------------------------------------------------------------------------
+
+
+def test_the_independent_decode_locates_each_kind_of_tail() -> None:
+    good = pack_items(get_iter(2, seed=1))
+    for tail, kind in [
+        (b"", "end"),
+        (b"\x98\x01", "truncated"),
+        (b"\xdb\xff\xff\xff\xff", "truncated"),
+        (b"\xc1", "invalid"),
+        (b"\x91" * 3000, "invalid"),
+    ]:
+        decoded = decode_independently(good + tail, ITEM_VALIDATED)
+        assert decoded.tail == kind, tail
+        assert len(decoded.values) == 2
+        assert decoded.starts[2] == len(good)
+    assert decode_independently(good + b"\x81\x01\x02", ITEM_VALIDATED).tail == "refused"
+    assert decode_independently(good + b"\x81\x01\x02", LOOSE_VALIDATED).tail == "end"
+
+
+def test_a_wrong_outcome_is_caught() -> None:
+    good = pack_items(get_iter(3, seed=1))
+    data = good + b"\xc1"
+    outcome = check(data, ITEM_VALIDATED)
+    assert outcome.ending == (DecodeError, 3, len(good))
+    wrong = [
+        Outcome(outcome.records[:2], (DecodeError, 2, outcome.ending[2]), 0, ()),
+        Outcome(outcome.records, (DecodeError, 3, len(good) - 1), 0, ()),
+        Outcome(outcome.records, (RecordError, 3, len(good)), 0, ()),
+        Outcome(outcome.records, None, 0, ()),
+        Outcome((*outcome.records[:2], repr(Item(0, 0, 0, 0, 0, 0.0, "", ""))), None, 0, ()),
+    ]
+    for bad in wrong:
+        with pytest.raises(AssertionError):
+            check_against_independent_decode(data, ITEM_VALIDATED, bad)

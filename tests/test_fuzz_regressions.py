@@ -1,0 +1,44 @@
+"""Replay every input in tests/corpus_fuzz/: inputs the fuzzer found (fuzz/README.md).
+
+Each is read in every configuration of tests/test_fuzz.py, from every kind of source: only a
+``ReaderError`` may escape, every record is well-formed, the outcome does not depend on the
+source or the read size, and it agrees with an independent decode of the same bytes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.test_fuzz import (
+    ITEM_MAPPER,
+    ITEM_UNVALIDATED,
+    ITEM_VALIDATED,
+    LOOSE_UNVALIDATED,
+    LOOSE_VALIDATED,
+    SKIP_CONFIGS,
+    Config,
+    check,
+)
+
+CORPUS = Path(__file__).parent / "corpus_fuzz"
+INPUTS = sorted(path for path in CORPUS.iterdir() if path.is_file())
+CONFIGS = {
+    "Item validated": ITEM_VALIDATED,
+    "Item": ITEM_UNVALIDATED,
+    "mapper": ITEM_MAPPER,
+    "Loose validated": LOOSE_VALIDATED,
+    "Loose": LOOSE_UNVALIDATED,
+    **{f"skip {i}": config for i, config in enumerate(SKIP_CONFIGS)},
+}
+
+
+def test_the_corpus_is_there() -> None:
+    assert len(INPUTS) >= 2
+
+
+@pytest.mark.parametrize("config", list(CONFIGS.values()), ids=list(CONFIGS))
+@pytest.mark.parametrize("path", INPUTS, ids=[path.name for path in INPUTS])
+def test_fuzzer_input(path: Path, config: Config) -> None:
+    check(path.read_bytes(), config)
