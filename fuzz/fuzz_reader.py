@@ -13,13 +13,16 @@ import io
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any
 
 import atheris  # type: ignore[import-not-found]
 
-with atheris.instrument_imports(include=["msgpack_reader_py"]):
-    import msgpack
+# Run as a script from the repository root: the well-formedness check is shared with the tests.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.wellformed import is_decoded_value
 
+with atheris.instrument_imports(include=["msgpack_reader_py"]):
     from msgpack_reader_py import (
         ITEM_VALUES,
         Item,
@@ -41,7 +44,6 @@ class Loose:
     payload: Any
 
 
-DECODED_SCALARS = frozenset({bool, int, float, str, bytes, msgpack.ExtType, msgpack.Timestamp})
 ITEM_INT_FIELDS = ("id", "process_id", "thread_id", "timestamp_ns", "line")
 Ending = tuple[type[ReaderError], int, int] | None
 
@@ -54,27 +56,6 @@ class OneBytePerRead:
 
     def read(self, size: int = -1) -> bytes:
         return self._stream.read(1)
-
-
-def is_decoded_value(value: Any) -> bool:
-    """Whether ``value`` is something msgpack decodes to (and nothing the reader invented).
-
-    Iterative: a valid record may nest values about 1000 deep.
-    """
-    pending = [value]
-    while pending:
-        item = pending.pop()
-        kind = type(item)
-        if item is None or kind in DECODED_SCALARS:
-            continue
-        if kind is list or kind is tuple:
-            pending.extend(item)
-        elif kind is dict:
-            pending.extend(item)
-            pending.extend(item.values())
-        else:
-            return False
-    return True
 
 
 def check_item_fields(values: tuple[Any, ...] | list[Any], validate: bool) -> None:

@@ -49,6 +49,7 @@ from msgpack_reader_py import (
     get_iter,
     pack_items,
 )
+from tests.wellformed import is_decoded_value
 
 settings.register_profile("fuzz-ci", max_examples=2000, deadline=None)
 settings.register_profile("fuzz-dev", max_examples=200, deadline=None)
@@ -76,7 +77,6 @@ class Loose:
 # Reading configurations and what a record of each looks like
 # --------------------------------------------------------------------------------------------
 
-DECODED_SCALARS = frozenset({bool, int, float, str, bytes, msgpack.ExtType, msgpack.Timestamp})
 ITEM_INT_FIELDS = ("id", "process_id", "thread_id", "timestamp_ns", "line")
 ITEM_FIELD_COUNT = len(fields(Item))
 
@@ -135,27 +135,6 @@ class Config:
         if self.mapper is not None:
             return self.mapper(value)
         return self.record_type(*value)
-
-
-def is_decoded_value(value: Any) -> bool:
-    """Whether ``value`` is something msgpack decodes to (and nothing the reader invented).
-
-    Iterative: a valid record may nest values about 1000 deep.
-    """
-    pending = [value]
-    while pending:
-        item = pending.pop()
-        kind = type(item)
-        if item is None or kind in DECODED_SCALARS:
-            continue
-        if kind is list or kind is tuple:
-            pending.extend(item)
-        elif kind is dict:
-            pending.extend(item)
-            pending.extend(item.values())
-        else:
-            return False
-    return True
 
 
 def assert_well_formed(record: Any, config: Config) -> None:
