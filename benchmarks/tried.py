@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
-import itertools
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -22,7 +21,13 @@ import msgspec
 
 from msgpack_reader_py import ITEM_VALUES, Item, ItemTuple, StreamingReader
 from msgpack_reader_py.schema import RecordSchema
-from msgpack_reader_py.streaming_reader_bench import REFERENCE_MESSAGES, reference_data
+from msgpack_reader_py.streaming_reader_bench import (
+    REFERENCE_MESSAGES,
+    Workload,
+    count_raw,
+    counter,
+    reference_data,
+)
 
 _MISSING: Any = object()
 
@@ -78,23 +83,6 @@ def _msgspec_structs(data: bytes) -> Iterator[ItemStruct]:
         yield from decode(b"\xdd" + len(marks).to_bytes(4, "big") + batch)
 
 
-def _counter(records: Callable[[], Iterator[Any]]) -> Callable[[], int]:
-    def run() -> int:
-        count = 0
-        for _record in records():
-            count += 1
-        return count
-
-    return run
-
-
-def _raw(data: bytes) -> int:
-    count = 0
-    for _values in msgpack.Unpacker(io.BytesIO(data)):
-        count += 1
-    return count
-
-
 def workloads() -> dict[str, Callable[[], int]]:
     data = reference_data()
 
@@ -102,29 +90,21 @@ def workloads() -> dict[str, Callable[[], int]]:
         return lambda: iter(StreamingReader(io.BytesIO(data), **options))
 
     return {
-        "raw_unpacker_baseline": functools.partial(_raw, data),
-        "per_record_loop": _counter(functools.partial(_per_record, data, False)),
-        "in_memory_stream_benchmark": _counter(reader()),
-        "per_record_validation": _counter(functools.partial(_per_record, data, True)),
-        "validated_stream_benchmark": _counter(reader(validate=True)),
-        "named_tuple_records": _counter(reader(record_type=ItemTuple)),
-        "fast_stream_benchmark": _counter(reader(record_type=ITEM_VALUES)),
-        "msgspec_structs": _counter(functools.partial(_msgspec_structs, data)),
+        "raw_unpacker_baseline": functools.partial(count_raw, data),
+        "per_record_loop": counter(functools.partial(_per_record, data, False)),
+        "in_memory_stream_benchmark": counter(reader()),
+        "per_record_validation": counter(functools.partial(_per_record, data, True)),
+        "validated_stream_benchmark": counter(reader(validate=True)),
+        "named_tuple_records": counter(reader(record_type=ItemTuple)),
+        "fast_stream_benchmark": counter(reader(record_type=ITEM_VALUES)),
+        "msgspec_structs": counter(functools.partial(_msgspec_structs, data)),
     }
 
 
 def _timed(name: str) -> Callable[[int], float]:
     def time_func(loops: int) -> float:
-        import time
-
-        run = workloads()[name]
-        start = time.perf_counter()
-        for _ in itertools.repeat(None, loops):
-            count = run()
-        elapsed = time.perf_counter() - start
-        if count != REFERENCE_MESSAGES:
-            raise AssertionError(f"{name}: counted {count}")
-        return elapsed
+        workload = Workload(name, workloads()[name], REFERENCE_MESSAGES, len(reference_data()))
+        return workload.time(loops)
 
     return time_func
 

@@ -149,11 +149,16 @@ def _silence_stdout() -> None:
         pass
 
 
+def _source(source: str) -> tuple[str, Source]:
+    """The name to show and the thing to read for a SOURCE argument (``-`` is stdin)."""
+    if source == STDIO:
+        return "<stdin>", sys.stdin.buffer
+    return source, source
+
+
 @contextmanager
-def _reading(source: str, **options: Any) -> Iterator[StreamingReader[Item]]:
-    """Open ``source`` (``-`` is stdin) as a reader; phrase any failure for the user."""
-    name = "<stdin>" if source == STDIO else source
-    target: Source = sys.stdin.buffer if source == STDIO else source
+def _reading(name: str, target: Source, **options: Any) -> Iterator[StreamingReader[Item]]:
+    """Read ``target`` (shown as ``name``); phrase any failure for the user."""
     try:
         with StreamingReader(target, **options) as reader:
             yield reader
@@ -192,18 +197,9 @@ def _summary_line(count: int, sum_of_ids: int, seconds: float) -> str:
 
 def _run_default(args: argparse.Namespace) -> int:
     data = pack_items(get_iter(DEFAULT_MESSAGES, DEFAULT_SEED))
-    with _reading_bytes(data) as reader:
+    with _reading("<built-in reference stream>", data) as reader:
         print(_summary_line(*_summarise(reader)))
     return 0
-
-
-@contextmanager
-def _reading_bytes(data: bytes) -> Iterator[StreamingReader[Item]]:
-    try:
-        with StreamingReader(data) as reader:
-            yield reader
-    except ReaderError as exc:  # pragma: no cover - the embedded stream is generated valid
-        raise _Failure(f"<built-in reference stream>: {exc}") from exc
 
 
 def _reader_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -217,7 +213,7 @@ def _reader_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _run_read(args: argparse.Namespace) -> int:
-    with _reading(args.source, **_reader_options(args)) as reader:
+    with _reading(*_source(args.source), **_reader_options(args)) as reader:
         count, sum_of_ids, seconds = _summarise(reader)
         size = reader.bytes_read
     if args.json:
@@ -239,7 +235,7 @@ def _run_dump(args: argparse.Namespace) -> int:
     names = [field.name for field in dataclasses.fields(Item)]
     values: Callable[[Item], tuple[Any, ...]] = operator.attrgetter(*names)
     out = sys.stdout
-    with _reading(args.source, **_reader_options(args)) as reader:
+    with _reading(*_source(args.source), **_reader_options(args)) as reader:
         records: Iterator[Item] = iter(reader)
         if args.limit is not None:
             records = itertools.islice(records, args.limit)

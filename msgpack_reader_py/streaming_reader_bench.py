@@ -18,7 +18,7 @@ import io
 import os
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,8 @@ __all__ = [
     "REFERENCE_BENCHMARKS",
     "SizedRecord",
     "Workload",
+    "count_raw",
+    "counter",
     "main",
     "message_size_workload",
     "reference_workloads",
@@ -78,21 +80,28 @@ class Workload:
         return elapsed
 
 
-def _count_raw(data: bytes) -> int:
+def count_raw(data: bytes) -> int:
+    """The floor: a plain ``msgpack.Unpacker`` over ``data``, values counted."""
     count = 0
     for _values in msgpack.Unpacker(io.BytesIO(data)):
         count += 1
     return count
 
 
-def _count(source: Callable[[], Any], **options: Any) -> Callable[[], int]:
+def counter(records: Callable[[], Iterable[Any]]) -> Callable[[], int]:
+    """A workload's run: iterate what ``records()`` returns, counting, as a user's loop does."""
+
     def run() -> int:
         count = 0
-        for _record in StreamingReader(source(), **options):
+        for _record in records():
             count += 1
         return count
 
     return run
+
+
+def _count(source: Callable[[], Any], **options: Any) -> Callable[[], int]:
+    return counter(lambda: StreamingReader(source(), **options))
 
 
 @functools.cache
@@ -119,7 +128,7 @@ def reference_workloads() -> dict[str, Workload]:
         return io.BytesIO(data)
 
     runs: dict[str, Callable[[], int]] = {
-        "raw_unpacker_baseline": functools.partial(_count_raw, data),
+        "raw_unpacker_baseline": functools.partial(count_raw, data),
         "in_memory_stream_benchmark": _count(in_memory),
         "validated_stream_benchmark": _count(in_memory, validate=True),
         "file_stream_benchmark": _count(_reference_file),
@@ -156,7 +165,7 @@ def message_size_workload(size: int, *, raw: bool = False) -> Workload:
     count = _sized_layout(size)[0]
     if raw:
         return Workload(
-            f"message_size_raw/{size}", functools.partial(_count_raw, data), count, len(data)
+            f"message_size_raw/{size}", functools.partial(count_raw, data), count, len(data)
         )
     run = _count(functools.partial(io.BytesIO, data), record_type=SizedRecord)
     return Workload(f"message_size/{size}", run, count, len(data))

@@ -460,7 +460,10 @@ def test_dump_rejects_a_wrongly_typed_field(
 
 
 def test_read_of_a_non_integer_id_is_an_error_line_not_a_crash(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, reference_items: list[Item]
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    reference_items: list[Item],
+    record_offsets: list[int],
 ) -> None:
     # The CLI validates every record: an id it could not add up is a data error, one line.
     path = wrongly_typed_file(tmp_path, reference_items, 3, "id", "three")
@@ -468,12 +471,15 @@ def test_read_of_a_non_integer_id_is_an_error_line_not_a_crash(
     out, err = capsys.readouterr()
     assert out == ""
     line = error_line(err)
-    assert line.startswith(f"error: {path}: record 3 at byte ")
+    assert line.startswith(f"error: {path}: record 3 at byte {record_offsets[3]}: ")
     assert "field `id` expected int, got str 'three'" in line
 
 
 def test_dump_of_a_bin_field_is_an_error_line_not_a_crash(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, reference_items: list[Item]
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    reference_items: list[Item],
+    record_offsets: list[int],
 ) -> None:
     # A MessagePack bin decodes to bytes, which JSON cannot represent.
     path = wrongly_typed_file(tmp_path, reference_items, 3, "filename", b"BINARY01")
@@ -481,7 +487,7 @@ def test_dump_of_a_bin_field_is_an_error_line_not_a_crash(
     out, err = capsys.readouterr()
     assert [item_from_json(line) for line in out.splitlines()] == reference_items[:3]
     line = error_line(err)
-    assert line.startswith(f"error: {path}: record 3 at byte ")
+    assert line.startswith(f"error: {path}: record 3 at byte {record_offsets[3]}: ")
     assert "field `filename` expected str, got bytes" in line
 
 
