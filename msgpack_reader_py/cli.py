@@ -8,18 +8,21 @@ usage errors, 130 on Ctrl-C). A closed stdout (``| head``) ends the program quie
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
+import io
 import itertools
 import json
 import operator
 import os
+import stat
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO, Any, NoReturn
 
+from ._extras import MissingExtraError, missing_extra
+from .convert import FORMATS, CsvRows, JsonRows, Progress, convert
 from .errors import ReaderError
 from .generator import DEFAULT_SEED, generate, get_iter, pack_items, write_items
 from .model import Item
@@ -78,14 +81,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.set_defaults(run=_run_default)
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
 
-    def reader_options(command: argparse.ArgumentParser) -> None:
+    def reader_options(command: argparse.ArgumentParser, *, skip: bool = True) -> None:
         command.add_argument("source", metavar="SOURCE", help="a file, or - for stdin")
-        command.add_argument(
-            "--skip-invalid",
-            action="store_true",
-            help="skip records that are not items (wrong shape or field types) and report how "
-            "many on stderr; corrupt or truncated data still fails",
-        )
+        if skip:
+            command.add_argument(
+                "--skip-invalid",
+                action="store_true",
+                help="skip records that are not items (wrong shape or field types) and report "
+                "how many on stderr; corrupt or truncated data still fails",
+            )
         command.add_argument(
             "--max-record-size",
             type=_positive_int,
@@ -106,6 +110,27 @@ def build_parser() -> argparse.ArgumentParser:
         "--limit", type=_non_negative_int, default=None, metavar="N", help="stop after N records"
     )
     dump.set_defaults(run=_run_dump)
+
+    conv = commands.add_parser(
+        "convert",
+        help="convert a stream to Parquet, Arrow, CSV or JSON Lines",
+        description="Convert a stream of items to another format. A file named by -o appears "
+        "only once the whole stream is converted; on any failure nothing is left under its "
+        "name. Parquet and Arrow need the 'arrow' extra.",
+    )
+    reader_options(conv, skip=False)
+    conv.add_argument("--to", required=True, choices=FORMATS, help="the output format")
+    conv.add_argument(
+        "-o", "--output", required=True, metavar="OUT", help="the file to write, or - for stdout"
+    )
+    conv.add_argument(
+        "--progress",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="a progress bar on stderr (bytes and records per second); auto: when stderr is "
+        "a terminal and the conversion takes more than a moment (default: %(default)s)",
+    )
+    conv.set_defaults(run=_run_convert)
 
     gen = commands.add_parser("generate", help="write a reproducible stream of items")
     gen.add_argument("--path", required=True, help="the file to write, or - for stdout")
@@ -239,18 +264,90 @@ def _run_dump(args: argparse.Namespace) -> int:
         records: Iterator[Item] = iter(reader)
         if args.limit is not None:
             records = itertools.islice(records, args.limit)
-        if args.format == "csv":
-            writer = csv.writer(out, lineterminator="\n")
-            writer.writerow(names)
-            for item in records:
-                writer.writerow(values(item))
-        else:
-            dumps = json.JSONEncoder(ensure_ascii=False).encode
-            write = out.write
-            for item in records:
-                write(dumps(dict(zip(names, values(item), strict=True))) + "\n")
+        rows = CsvRows(out, names) if args.format == "csv" else JsonRows(out, names)
+        rows.write(map(values, records))
     out.flush()
     return 0
+
+
+def _run_convert(args: argparse.Namespace) -> int:
+    name, source = _source(args.source)
+    to_stdout = args.output == STDIO
+    destination = sys.stdout.buffer if to_stdout else args.output
+    with _progress(args.progress, name, _size(source)) as progress:
+        try:
+            written = convert(
+                source,
+                destination,
+                args.to,
+                max_record_size=args.max_record_size,
+                progress=progress,
+            )
+        except MissingExtraError as exc:
+            raise _Failure(f"--to {args.to}: {exc}") from exc
+        except ReaderError as exc:
+            raise _Failure(f"{name}: {exc}") from exc
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            where = exc.filename if exc.filename is not None else name
+            raise _Failure(f"{where}: {exc.strerror or exc}") from exc
+    if to_stdout:
+        sys.stdout.buffer.flush()
+    else:
+        print(f"Wrote {written} records to {args.output} ({args.to})")
+    return 0
+
+
+def _size(source: Source) -> int | None:
+    """The size of a file, or of stdin redirected from one; ``None`` for a pipe or socket."""
+    try:
+        if isinstance(source, str):
+            return os.path.getsize(source)
+        status = os.fstat(source.fileno()) if isinstance(source, io.IOBase) else None
+    except (OSError, ValueError):
+        return None
+    if status is None:
+        return None
+    return status.st_size if stat.S_ISREG(status.st_mode) else None
+
+
+@contextmanager
+def _progress(mode: str, name: str, total: int | None) -> Iterator[Progress | None]:
+    """A progress callback drawing a bar on stderr, or ``None`` when there is to be no bar.
+
+    In ``auto`` mode the bar is drawn only on a terminal, and only once the work has taken
+    half a second: a small input finishes before any bar would appear.
+    """
+    if mode == "never" or (mode == "auto" and not sys.stderr.isatty()):
+        yield None
+        return
+    try:
+        from tqdm import tqdm
+    except ModuleNotFoundError as exc:
+        if mode == "always":
+            message = missing_extra(exc, "arrow", feature="--progress")
+            raise _Failure(f"--progress: {message}") from exc
+        yield None
+        return
+    with tqdm(
+        total=total,
+        desc=name,
+        unit="B",
+        unit_scale=True,
+        unit_divisor=1024,
+        delay=0.5 if mode == "auto" else 0,
+        file=sys.stderr,
+        dynamic_ncols=True,
+    ) as bar:
+
+        def update(records: int, bytes_read: int) -> None:
+            elapsed = bar.format_dict["elapsed"]
+            rate = f", {records / elapsed:,.0f} records/s" if elapsed > 0 else ""
+            bar.set_postfix_str(f"{records:,} records{rate}", refresh=False)
+            bar.update(bytes_read - bar.n)
+
+        yield update
 
 
 def _run_generate(args: argparse.Namespace) -> int:

@@ -13,6 +13,10 @@ then. To name the offset of a failing record it replays those bytes through a fr
 skipping records, which costs at most about one chunk, and only on the error path. The end of
 the stream is checked by feeding one ``nil`` byte: the decoder returns it as a value of its own
 only if no record was left unfinished.
+
+A plan may instead carry a :class:`BatchConverter` (the Arrow columns of :mod:`.arrow`): each
+checked batch is then handed over as one converted object, and a record the converter refuses
+is located like any other.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from .errors import DecodeError, ReaderError, RecordError, RecordTooLargeError, 
 from .schema import RecordSchema
 from .wire import declared_excess
 
-__all__ = ["Plan", "records", "unpacker_options"]
+__all__ = ["BatchConverter", "Plan", "records", "unpacker_options"]
 
 Chunk = bytes | bytearray | memoryview
 
@@ -61,6 +65,19 @@ class ChunkSource(Protocol):
     def __iter__(self) -> Any: ...
 
     def close(self) -> None: ...
+
+
+class BatchConverter(Protocol):
+    """Turns a whole batch of checked records (decoded tuples) into one object, in C."""
+
+    refusals: tuple[type[Exception], ...]
+    """What converting a batch raises when a record in it cannot be converted."""
+
+    def __call__(self, values: list[Any], /) -> Any: ...
+
+    def first_refused(self, values: list[Any], /) -> tuple[int, str] | None:
+        """The position of the first record it refuses and why; ``None`` if it takes each."""
+        ...
 
 
 def unpacker_options(
@@ -104,9 +121,11 @@ class Plan:
         sequence: type | None,
         validate: bool,
         mapper: Callable[[Any], Any] | None,
+        convert: BatchConverter | None = None,
     ) -> None:
         self.schema = schema
         self.mapper = mapper
+        self.convert = convert
         self.first_invalid = schema.build_batch_checker(sequence, validate=validate)
         self.check_one = schema.build_record_checker(sequence, validate=validate)
         record_type = schema.record_type
@@ -225,6 +244,19 @@ def records(
                     bad = (position, error)
             if skip is not None and bad is not None:
                 yield from _skipping(values, index, previous, plan, limit, skip)
+            elif plan.convert is not None:
+                if bad is not None:
+                    del values[bad[0] :]
+                if values:
+                    converted, refused = _convert(plan.convert, values, index)
+                    if converted is not None:
+                        yield converted
+                    if refused is not None:
+                        position, error, cause = refused
+                        raise _located(error, _locate(position, previous, current)) from cause
+                if bad is not None:
+                    position, error = bad
+                    raise _located(error, _locate(position, previous, current)) from None
             else:
                 if bad is not None:
                     del values[bad[0] :]
@@ -256,6 +288,22 @@ def records(
         _check_end(unpacker, chunks.bytes_read, anchor, retained, since_anchor, limit, index)
     finally:
         chunks.close()
+
+
+def _convert(
+    convert: BatchConverter, values: list[Any], index: int
+) -> tuple[Any, tuple[int, RecordError, Exception] | None]:
+    """``values`` converted as one batch, or, when the converter refuses one of them, the
+    records before it converted and the (still unlocated) error for it with its cause."""
+    try:
+        return convert(values), None
+    except convert.refusals as exc:
+        found = convert.first_refused(values)
+        if found is None:  # pragma: no cover - a converter that refuses a batch of records it
+            raise  # takes one by one has a bug of its own: let its exception show it
+        position, reason = found
+        good = convert(values[:position]) if position else None
+        return good, (position, RecordError(reason, index=index + position, offset=0), exc)
 
 
 def _skipping(

@@ -4,7 +4,8 @@ Every error the reader raises for bad data is a :class:`ReaderError` (itself a `
 It names the failing record: ``.index`` is its 0-based number, which equals the number of
 records yielded before it, and ``.offset`` is the byte offset, counted from where the reader
 started reading, at which that record starts. Both appear in the message. The exception
-msgpack raised, if any, is chained as ``__cause__``.
+msgpack raised, if any, is chained as ``__cause__``. Where one job reads many files
+(:mod:`msgpack_reader_py.dask`), ``.source`` names the file and opens the message.
 """
 
 from __future__ import annotations
@@ -25,25 +26,36 @@ class ReaderError(ValueError):
         index: 0-based number of the failing record (the number of records yielded before it).
         offset: byte offset in the stream at which the failing record starts.
         reason: what is wrong, without the location.
+        source: the file or URL the record was read from, where a reader of many files set it;
+            ``None`` otherwise.
     """
 
     index: int
     offset: int
     reason: str
+    source: str | None
 
-    def __init__(self, reason: str, *, index: int, offset: int) -> None:
-        super().__init__(f"record {index} at byte {offset}: {reason}")
+    def __init__(self, reason: str, *, index: int, offset: int, source: str | None = None) -> None:
+        where = f"record {index} at byte {offset}"
+        super().__init__(f"{source}: {where}: {reason}" if source else f"{where}: {reason}")
         self.reason = reason
         self.index = index
         self.offset = offset
+        self.source = source
+
+    def in_source(self, source: str) -> ReaderError:
+        """The same error (same class, index, offset and reason), naming ``source``."""
+        return type(self)(self.reason, index=self.index, offset=self.offset, source=source)
 
     def __reduce__(self) -> tuple[object, ...]:
         # Keyword-only arguments would break pickling (multiprocessing, dask) otherwise.
-        return (_rebuild, (type(self), self.reason, self.index, self.offset))
+        return (_rebuild, (type(self), self.reason, self.index, self.offset, self.source))
 
 
-def _rebuild(cls: type[ReaderError], reason: str, index: int, offset: int) -> ReaderError:
-    return cls(reason, index=index, offset=offset)
+def _rebuild(
+    cls: type[ReaderError], reason: str, index: int, offset: int, source: str | None = None
+) -> ReaderError:
+    return cls(reason, index=index, offset=offset, source=source)
 
 
 class TruncatedStreamError(ReaderError):

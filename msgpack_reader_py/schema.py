@@ -97,6 +97,7 @@ class RecordSchema:
     uses_lists: bool
     has_defaults: bool
     kind: str  # "dataclass", "namedtuple" or "tuple"
+    annotations: list[Any]  # per field, in order
 
     def __init__(self, record_type: Any) -> None:
         self.has_defaults = False
@@ -128,7 +129,7 @@ class RecordSchema:
         self.record_type = record_type
         self.names = names
         self.expected = tuple(_annotation_text(a) for a in annotations)
-        self._annotations = annotations
+        self.annotations = annotations
         self.uses_lists = self.kind != "tuple" and any(_mentions_list(a) for a in annotations)
         self.flat = all(_is_scalar_annotation(a) for a in annotations)
 
@@ -141,7 +142,7 @@ class RecordSchema:
         Raises ``TypeError`` for an annotation that cannot be checked.
         """
         return tuple(
-            _allowed_types(a, n) for a, n in zip(self._annotations, self.names, strict=True)
+            _allowed_types(a, n) for a, n in zip(self.annotations, self.names, strict=True)
         )
 
     def _accepted_types(self) -> frozenset[tuple[type, ...]] | None:

@@ -16,7 +16,7 @@ from typing import IO, Any, Generic, Literal, TypeVar, Union, overload
 
 import msgpack
 
-from .decoder import Plan, SkipLog, records, unpacker_options
+from .decoder import BatchConverter, Plan, SkipLog, records, unpacker_options
 from .errors import RecordError
 from .model import Item
 from .schema import RecordSchema
@@ -216,9 +216,7 @@ class StreamingReader(Generic[T]):
             raise TypeError(f"mapper must be callable, got {mapper!r}")
         if on_error not in ("raise", "skip"):
             raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
-        for name, value in (("max_record_size", max_record_size), ("read_size", read_size)):
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        _check_sizes(max_record_size, read_size)
         schema = RecordSchema(record_type)
         options = unpacker_options(
             schema, mapper, max_record_size, read_size, skip=on_error == "skip"
@@ -230,13 +228,47 @@ class StreamingReader(Generic[T]):
             validate=validate,
             mapper=mapper,
         )
+        self._start(source, plan, options, max_record_size, read_size, validate, on_error == "skip")
+
+    @classmethod
+    def _converting(
+        cls,
+        source: Source,
+        record_type: type[Any],
+        convert: BatchConverter,
+        *,
+        max_record_size: int,
+        read_size: int,
+    ) -> StreamingReader[Any]:
+        """A reader whose items are whole batches of validated records, each converted by
+        ``convert`` in one call (the Arrow columns of :mod:`.arrow`), with the same error
+        contract: a refused record is located, the records before it converted first."""
+        _check_sizes(max_record_size, read_size)
+        schema = RecordSchema(record_type)
+        options = unpacker_options(schema, None, max_record_size, read_size)
+        sequence = list if options["use_list"] else tuple
+        plan = Plan(schema, sequence=sequence, validate=True, mapper=None, convert=convert)
+        reader: StreamingReader[Any] = cls.__new__(cls)
+        reader._start(source, plan, options, max_record_size, read_size, True, False)
+        return reader
+
+    def _start(
+        self,
+        source: Source,
+        plan: Plan,
+        options: dict[str, Any],
+        max_record_size: int,
+        read_size: int,
+        validate: bool,
+        skip: bool,
+    ) -> None:
         self._source = _Chunks(source, read_size)
-        self.record_type = record_type
+        self.record_type = plan.schema.record_type
         self.max_record_size = max_record_size
         self.validate = validate
-        self.mapper = mapper
+        self.mapper = plan.mapper
         unpacker = msgpack.Unpacker(**options)
-        self._skipped = SkipLog() if on_error == "skip" else None
+        self._skipped = SkipLog() if skip else None
         self._records: Generator[T, None, None] = records(
             self._source, unpacker, plan, max_record_size, self._skipped
         )
@@ -370,6 +402,12 @@ def read_items(
         on_error=on_error,
     )
     return _drain(reader)
+
+
+def _check_sizes(max_record_size: int, read_size: int) -> None:
+    for name, value in (("max_record_size", max_record_size), ("read_size", read_size)):
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
 
 
 def _drain(reader: StreamingReader[T]) -> Iterator[T]:

@@ -1,0 +1,27 @@
+"""Optional dependencies: when one is missing, say in one line which extra installs it."""
+
+from __future__ import annotations
+
+__all__ = ["MissingExtraError", "missing_extra"]
+
+
+class MissingExtraError(ModuleNotFoundError):
+    """An optional dependency is not installed; the message names the extra to install."""
+
+
+def missing_extra(exc: ModuleNotFoundError, extra: str, *, feature: str) -> MissingExtraError:
+    """The error to raise (``from None``) when importing ``feature``'s dependencies failed.
+
+    Usage, at the top of a module of the ``extra`` extra::
+
+        try:
+            import pyarrow as pa
+        except ModuleNotFoundError as exc:
+            raise missing_extra(exc, "arrow", feature="msgpack_reader_py.arrow") from None
+    """
+    missing = exc.name or "a dependency"
+    message = (
+        f"{feature} needs {missing}, which is not installed: "
+        f"pip install 'msgpack-reader-py[{extra}]' (or poetry install --extras {extra})"
+    )
+    return MissingExtraError(message, name=exc.name)

@@ -1,0 +1,281 @@
+"""Records as Arrow columns: ``pyarrow.RecordBatch``es and Tables, and through them Parquet.
+
+Needs the ``arrow`` extra (``pip install 'msgpack-reader-py[arrow]'``).
+
+>>> from msgpack_reader_py.arrow import read_table
+>>> table = read_table("items.msgpack")  # doctest: +SKIP
+>>> table.to_pandas()  # doctest: +SKIP
+
+No record object is built: the decoded tuples of each chunk the reader reads are checked as a
+batch (the reader's ``validate=True`` checks) and handed to pyarrow in one call, which builds
+the columns in C. A record whose values Arrow cannot hold (an int over int64) is located like
+any other bad record: it raises a :class:`~msgpack_reader_py.errors.RecordError` with its index
+and offset, after the batch of records before it.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Generator, Iterator
+from types import TracebackType
+from typing import Any
+
+from ._extras import missing_extra
+
+try:
+    import pyarrow as pa
+except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
+    raise missing_extra(exc, "arrow", feature="msgpack_reader_py.arrow") from None
+
+from .errors import ReaderError
+from .model import Item
+from .schema import RecordSchema, describe
+from .streaming_reader import DEFAULT_MAX_RECORD_SIZE, DEFAULT_READ_SIZE, Source, StreamingReader
+
+__all__ = ["DEFAULT_BATCH_SIZE", "BatchReader", "arrow_schema", "read_batches", "read_table"]
+
+DEFAULT_BATCH_SIZE = 65536
+"""Rows per ``RecordBatch`` unless a batch's columns reach ``MAX_BATCH_BYTES`` first."""
+
+MAX_BATCH_BYTES = 256 * 1024 * 1024
+"""A batch is cut short at this many bytes of columns: memory stays bounded for large records,
+and a string column stays far below Arrow's 2 GiB limit per array."""
+
+_ARROW_TYPES: dict[type, pa.DataType] = {
+    int: pa.int64(),
+    float: pa.float64(),
+    str: pa.string(),
+    bytes: pa.binary(),
+    bool: pa.bool_(),
+}
+_SUPPORTED = "int, float, str, bytes, bool, or one of them | None"
+
+
+def arrow_schema(record_type: type[Any] = Item) -> pa.Schema:
+    """The Arrow schema of ``record_type``'s records: one column per field, in order.
+
+    ``int`` becomes ``int64``, ``float`` ``float64``, ``str`` ``string``, ``bytes`` ``binary``,
+    ``bool`` ``bool``; ``X | None`` (or ``Optional[X]``) is the same type, nullable; every
+    other field is not nullable. Fields of a ``tuple[...]`` record type are named ``"0"``,
+    ``"1"``, and so on. Raises ``TypeError`` for any other annotation.
+    """
+    schema = RecordSchema(record_type)
+    fields = []
+    for position, (name, annotation) in enumerate(
+        zip(schema.names, schema.annotations, strict=True)
+    ):
+        column = str(position) if schema.kind == "tuple" else name
+        nullable = False
+        if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+            members = [m for m in typing.get_args(annotation) if m is not type(None)]
+            nullable = len(members) < len(typing.get_args(annotation))
+            annotation = members[0] if nullable and len(members) == 1 else annotation
+        arrow_type = _ARROW_TYPES.get(annotation) if isinstance(annotation, type) else None
+        if arrow_type is None:
+            expected = schema.expected[position]
+            raise TypeError(
+                f"field `{name}` of {record_type!r} is annotated {expected}; "
+                f"an Arrow column needs {_SUPPORTED}"
+            )
+        fields.append(pa.field(column, arrow_type, nullable=nullable))
+    return pa.schema(fields)
+
+
+class _Columns:
+    """The reader's batch converter: checked tuples in, one ``StructArray`` out."""
+
+    refusals: tuple[type[Exception], ...] = (
+        pa.ArrowException,
+        OverflowError,
+        ValueError,
+        TypeError,
+    )
+
+    def __init__(self, schema: pa.Schema) -> None:
+        self.fields = list(schema)
+        self.struct = pa.struct(self.fields)
+
+    def __call__(self, values: list[Any], /) -> pa.StructArray:
+        return typing.cast(pa.StructArray, pa.array(values, type=self.struct))
+
+    def first_refused(self, values: list[Any], /) -> tuple[int, str] | None:
+        for position, record in enumerate(values):
+            for field, value in zip(self.fields, record, strict=True):
+                refusal = self._refusal(field, value)
+                if refusal is not None:
+                    return position, refusal
+        return None
+
+    def _refusal(self, field: pa.Field[Any], value: object) -> str | None:
+        try:
+            pa.array([value], type=field.type)
+        except self.refusals as exc:
+            what = f"field `{field.name}`: {describe(value)} does not fit Arrow {field.type}"
+            return f"{what} ({exc})"
+        return None
+
+
+class BatchReader:
+    """Read concatenated MessagePack records as Arrow ``RecordBatch``es of ``record_type``.
+
+    An iterator of ``pyarrow.RecordBatch`` and a context manager. Every batch has
+    :attr:`schema` (see :func:`arrow_schema`) and ``batch_size`` rows, except the last, and
+    except a batch cut short at ``MAX_BATCH_BYTES`` of columns. ``source`` is anything
+    :class:`~msgpack_reader_py.StreamingReader` reads; records are always validated against
+    ``record_type``, exactly as ``StreamingReader(..., validate=True)`` does.
+
+    Error contract: as the reader's. Broken data raises a
+    :class:`~msgpack_reader_py.errors.ReaderError` with the failing record's index and offset,
+    after a batch holding every good record not yet delivered. ``OSError`` from the source
+    passes through, also after that batch.
+
+    Args:
+        source: a path, a bytes-like object or a binary stream.
+        record_type: a dataclass, ``NamedTuple`` or ``tuple[...]`` type whose fields are
+            ``int``, ``float``, ``str``, ``bytes``, ``bool`` or ``X | None``. Default ``Item``.
+        batch_size: the most rows per batch. Default 65536.
+        max_record_size: as :class:`~msgpack_reader_py.StreamingReader`'s. Default 100 MiB.
+        read_size: as :class:`~msgpack_reader_py.StreamingReader`'s. Default 64 KiB.
+    """
+
+    schema: pa.Schema
+    """The schema of every batch, known before the first one is read."""
+
+    def __init__(
+        self,
+        source: Source,
+        record_type: type[Any] = Item,
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
+        read_size: int = DEFAULT_READ_SIZE,
+    ) -> None:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
+            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        self.schema = arrow_schema(record_type)
+        self.batch_size = batch_size
+        self._reader: StreamingReader[pa.StructArray] = StreamingReader._converting(
+            source,
+            record_type,
+            _Columns(self.schema),
+            max_record_size=max_record_size,
+            read_size=read_size,
+        )
+        self._batches = self._rebatched()
+
+    def _rebatched(self) -> Generator[pa.RecordBatch, None, None]:
+        # The reader converts what each read completes; batches are cut from those pieces.
+        pending: list[pa.StructArray] = []
+        rows = size = 0
+        try:
+            for piece in self._reader:
+                pending.append(piece)
+                rows += len(piece)
+                size += piece.nbytes
+                while rows >= self.batch_size or size >= MAX_BATCH_BYTES:
+                    whole = pa.concat_arrays(pending) if len(pending) > 1 else pending[0]
+                    take = min(rows, self.batch_size)
+                    yield pa.RecordBatch.from_struct_array(whole.slice(0, take))
+                    rest = whole.slice(take)
+                    pending = [rest] if len(rest) else []
+                    rows, size = len(rest), rest.nbytes
+        except (ReaderError, OSError):
+            if pending:
+                yield self._batch(pending)
+            raise
+        if pending:
+            yield self._batch(pending)
+
+    @staticmethod
+    def _batch(pieces: list[pa.StructArray]) -> pa.RecordBatch:
+        return pa.RecordBatch.from_struct_array(pa.concat_arrays(pieces))
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        return self._batches
+
+    def __next__(self) -> pa.RecordBatch:
+        return next(self._batches)
+
+    def __enter__(self) -> BatchReader:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop reading; close the source if the reader opened it. Safe to call twice."""
+        self._batches.close()
+        self._reader.close()
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` has been called."""
+        return self._reader.closed
+
+    @property
+    def bytes_read(self) -> int:
+        """Bytes read from the source so far; the stream's length once it is exhausted."""
+        return self._reader.bytes_read
+
+    @property
+    def name(self) -> str:
+        """The source's name: its path, its ``name`` attribute, or its type."""
+        return self._reader.name
+
+    def to_pyarrow(self) -> pa.RecordBatchReader:
+        """This reader as a ``pyarrow.RecordBatchReader``, for pyarrow APIs that take one
+        (``pyarrow.dataset.write_dataset``, ``pyarrow.parquet``, DuckDB, Polars)."""
+        return pa.RecordBatchReader.from_batches(self.schema, self._batches)
+
+    def __repr__(self) -> str:
+        state = " closed" if self.closed else ""
+        return f"<BatchReader {self.name!r} record_type={self._reader.record_type!r}{state}>"
+
+
+def read_batches(
+    source: Source,
+    record_type: type[Any] = Item,
+    *,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
+    read_size: int = DEFAULT_READ_SIZE,
+) -> BatchReader:
+    """Read ``source`` as ``pyarrow.RecordBatch``es; see :class:`BatchReader`.
+
+    >>> for batch in read_batches("items.msgpack"):  # doctest: +SKIP
+    ...     print(batch.num_rows, batch.schema.names)
+    """
+    return BatchReader(
+        source,
+        record_type,
+        batch_size=batch_size,
+        max_record_size=max_record_size,
+        read_size=read_size,
+    )
+
+
+def read_table(
+    source: Source,
+    record_type: type[Any] = Item,
+    *,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
+    read_size: int = DEFAULT_READ_SIZE,
+) -> pa.Table:
+    """Read all of ``source`` into a ``pyarrow.Table`` of :func:`arrow_schema` (empty for an
+    empty stream). Broken data raises the reader's error; to keep the records before it, use
+    :func:`read_batches`."""
+    with read_batches(
+        source,
+        record_type,
+        batch_size=batch_size,
+        max_record_size=max_record_size,
+        read_size=read_size,
+    ) as batches:
+        return pa.Table.from_batches(list(batches), schema=batches.schema)

@@ -1,0 +1,160 @@
+"""Many files at once: a Dask Bag or DataFrame of their records, one partition per file.
+
+Needs the ``dask`` extra (``pip install 'msgpack-reader-py[dask]'``).
+
+>>> from msgpack_reader_py.dask import read_dataframe
+>>> df = read_dataframe("s3://bucket/telemetry/*.msgpack")  # doctest: +SKIP
+>>> df.groupby("process_id").value.mean().compute()  # doctest: +SKIP
+
+Files are opened through fsspec, so any filesystem it knows works: local paths, ``memory://``,
+``s3://`` (with s3fs), ``gs://`` (with gcsfs), and so on; ``storage_options`` go to it. Each
+file is read by one task, in constant memory, with the reader's checks and error contract; a
+bad record fails the computation with the reader's error, its :attr:`~.ReaderError.source`
+set to the file's name (a path, or a URL off the local filesystem).
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Sequence
+from typing import Any
+
+from ._extras import missing_extra
+
+try:
+    import dask.bag as db
+    import dask.dataframe as dd
+    import fsspec
+    import pandas as pd
+    import pyarrow as pa
+    from dask.delayed import delayed
+    from fsspec.core import OpenFile
+    from fsspec.implementations.local import LocalFileSystem
+except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
+    raise missing_extra(exc, "dask", feature="msgpack_reader_py.dask") from None
+
+from .arrow import arrow_schema, read_table
+from .errors import ReaderError
+from .model import Item
+from .streaming_reader import DEFAULT_MAX_RECORD_SIZE, StreamingReader
+
+__all__ = ["open_files", "pandas_dtypes", "read_bag", "read_dataframe"]
+
+UrlPath = str | Sequence[str]
+
+
+def open_files(urlpath: UrlPath, storage_options: dict[str, Any] | None = None) -> list[OpenFile]:
+    """The files ``urlpath`` names: a path or URL, a glob, or a list of them, in order.
+
+    Raises ``FileNotFoundError`` when a glob matches nothing.
+    """
+    paths = [urlpath] if isinstance(urlpath, str) else list(urlpath)
+    files = list(fsspec.open_files(paths, mode="rb", **(storage_options or {})))
+    if not files:
+        raise FileNotFoundError(f"no files match {urlpath!r}")
+    return files
+
+
+def _name(file: OpenFile) -> str:
+    return str(file.path) if isinstance(file.fs, LocalFileSystem) else str(file.full_name)
+
+
+def _records(file: OpenFile, record_type: type[Any], max_record_size: int) -> list[Any]:
+    """One partition of :func:`read_bag`: the records of one file."""
+    with file as stream:
+        try:
+            return list(StreamingReader(stream, record_type, max_record_size=max_record_size))
+        except ReaderError as exc:
+            raise exc.in_source(_name(file)) from exc
+
+
+def _frame(file: OpenFile, record_type: type[Any], max_record_size: int) -> pd.DataFrame:
+    """One partition of :func:`read_dataframe`: the records of one file, as columns."""
+    with file as stream:
+        try:
+            table = read_table(stream, record_type, max_record_size=max_record_size)
+        except ReaderError as exc:
+            raise exc.in_source(_name(file)) from exc
+    return _to_pandas(table)
+
+
+def pandas_dtypes(record_type: type[Any] = Item) -> dict[str, Any]:
+    """The pandas dtype of each column :func:`read_dataframe` gives ``record_type``.
+
+    ``int64``, ``float64`` and ``bool`` for plain fields, their nullable forms (``Int64``,
+    ``Float64``, ``boolean``) for ``X | None`` fields, ``string[pyarrow]`` for ``str``, and
+    ``object`` for ``bytes``.
+    """
+    return {field.name: _dtype(field) for field in arrow_schema(record_type)}
+
+
+def _dtype(field: pa.Field[Any]) -> Any:
+    if pa.types.is_string(field.type):
+        return pd.StringDtype("pyarrow")
+    if pa.types.is_binary(field.type):
+        return object
+    if field.nullable:
+        return {"int64": pd.Int64Dtype(), "double": pd.Float64Dtype(), "bool": pd.BooleanDtype()}[
+            str(field.type)
+        ]
+    return field.type.to_pandas_dtype()
+
+
+def _to_pandas(table: pa.Table) -> pd.DataFrame:
+    columns: dict[str, Any] = {}
+    for field, column in zip(table.schema, table.columns, strict=True):
+        dtype = _dtype(field)
+        if isinstance(dtype, pd.api.extensions.ExtensionDtype):
+            columns[field.name] = column.to_pandas(types_mapper={field.type: dtype}.get)
+        else:
+            columns[field.name] = column.to_pandas()
+    frame: pd.DataFrame = pd.DataFrame(columns)
+    return frame
+
+
+def read_bag(
+    urlpath: UrlPath,
+    record_type: type[Any] = Item,
+    *,
+    storage_options: dict[str, Any] | None = None,
+    max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
+) -> db.Bag:
+    """A ``dask.bag.Bag`` of the records of every file ``urlpath`` names, one partition per file.
+
+    Records are ``record_type`` objects, built as :class:`~msgpack_reader_py.StreamingReader`
+    builds them (``Item`` by default). The files are listed now and read when the bag is
+    computed.
+    """
+    files = open_files(urlpath, storage_options)
+    read = delayed(_records, pure=True)
+    parts = [read(file, record_type, max_record_size) for file in files]
+    return typing.cast(db.Bag, db.from_delayed(parts))  # type: ignore[no-untyped-call]
+
+
+def read_dataframe(
+    urlpath: UrlPath,
+    record_type: type[Any] = Item,
+    *,
+    storage_options: dict[str, Any] | None = None,
+    max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
+) -> dd.DataFrame:
+    """A ``dask.dataframe.DataFrame`` of the records of every file ``urlpath`` names.
+
+    One partition per file, one column per field of ``record_type``, with the dtypes of
+    :func:`pandas_dtypes`; each file is read through :func:`~msgpack_reader_py.arrow.read_table`
+    (records validated, no record object built). The files are listed now and read when the
+    frame is computed, on whatever scheduler is active: a ``distributed.Client`` sends the work
+    to its cluster.
+    """
+    files = open_files(urlpath, storage_options)
+    meta = _to_pandas(arrow_schema(record_type).empty_table())
+    frame = dd.from_map(  # type: ignore[no-untyped-call]
+        _frame,
+        files,
+        record_type=record_type,
+        max_record_size=max_record_size,
+        meta=meta,
+        label="read-msgpack",
+        enforce_metadata=False,
+    )
+    return typing.cast(dd.DataFrame, frame)
