@@ -15,9 +15,10 @@ and offset, after the batch of records before it.
 
 from __future__ import annotations
 
+import operator
 import types
 import typing
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -83,7 +84,11 @@ def arrow_schema(record_type: type[Any] = Item) -> pa.Schema:
 
 
 class _Columns:
-    """The reader's batch converter: checked tuples in, one ``StructArray`` out."""
+    """The reader's batch converter: checked tuples in, one ``StructArray`` out.
+
+    With a projection (``positions`` of the wanted fields, in the wanted order), only those
+    fields are taken out of each tuple (``map(itemgetter(...))``, in C) and converted.
+    """
 
     refusals: tuple[type[Exception], ...] = (
         pa.ArrowException,
@@ -92,16 +97,26 @@ class _Columns:
         TypeError,
     )
 
-    def __init__(self, schema: pa.Schema) -> None:
+    def __init__(self, schema: pa.Schema, positions: Sequence[int] | None) -> None:
         self.fields = list(schema)
         self.struct = pa.struct(self.fields)
+        self.positions = positions
+        self.pick: Callable[[Any], Any] | None = None
+        if positions is not None:
+            self.pick = operator.itemgetter(*positions)
 
     def __call__(self, values: list[Any], /) -> pa.StructArray:
-        return typing.cast(pa.StructArray, pa.array(values, type=self.struct))
+        if self.pick is None:
+            return typing.cast(pa.StructArray, pa.array(values, type=self.struct))
+        if len(self.fields) == 1:  # itemgetter of one position returns the value itself
+            column = pa.array(list(map(self.pick, values)), type=self.fields[0].type)
+            return pa.StructArray.from_arrays([column], fields=self.fields)
+        return typing.cast(pa.StructArray, pa.array(list(map(self.pick, values)), self.struct))
 
     def first_refused(self, values: list[Any], /) -> tuple[int, str] | None:
+        positions = self.positions or range(len(self.fields))
         for position, record in enumerate(values):
-            for field, value in zip(self.fields, record, strict=True):
+            for field, value in zip(self.fields, map(record.__getitem__, positions), strict=True):
                 refusal = self._refusal(field, value)
                 if refusal is not None:
                     return position, refusal
@@ -114,6 +129,17 @@ class _Columns:
             what = f"field `{field.name}`: {describe(value)} does not fit Arrow {field.type}"
             return f"{what} ({exc})"
         return None
+
+
+def _positions(schema: pa.Schema, columns: Sequence[str]) -> list[int]:
+    if isinstance(columns, str):
+        raise TypeError(f"columns must be a sequence of column names, not a str: {columns!r}")
+    names = schema.names
+    unknown = [name for name in columns if name not in names]
+    if unknown or not columns or len(set(columns)) != len(columns):
+        why = f"unknown {unknown}" if unknown else "none" if not columns else "a repeated name"
+        raise ValueError(f"columns must name distinct columns of {names}; got {why}")
+    return [names.index(name) for name in columns]
 
 
 class BatchReader:
@@ -135,6 +161,9 @@ class BatchReader:
         record_type: a dataclass, ``NamedTuple`` or ``tuple[...]`` type whose fields are
             ``int``, ``float``, ``str``, ``bytes``, ``bool`` or ``X | None``. Default ``Item``.
         batch_size: the most rows per batch. Default 65536.
+        columns: the names of the columns to build, in the order wanted (default: every
+            field). The other fields are still decoded and validated, so a projection
+            changes no error, only how much is converted.
         max_record_size: as :class:`~msgpack_reader_py.StreamingReader`'s. Default 100 MiB.
         read_size: as :class:`~msgpack_reader_py.StreamingReader`'s. Default 64 KiB.
     """
@@ -148,17 +177,20 @@ class BatchReader:
         record_type: type[Any] = Item,
         *,
         batch_size: int = DEFAULT_BATCH_SIZE,
+        columns: Sequence[str] | None = None,
         max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
         read_size: int = DEFAULT_READ_SIZE,
     ) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
             raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
-        self.schema = arrow_schema(record_type)
+        full = arrow_schema(record_type)
+        positions = None if columns is None else _positions(full, columns)
+        self.schema = full if positions is None else pa.schema([full.field(p) for p in positions])
         self.batch_size = batch_size
         self._reader: StreamingReader[pa.StructArray] = StreamingReader._converting(
             source,
             record_type,
-            _Columns(self.schema),
+            _Columns(self.schema, positions),
             max_record_size=max_record_size,
             read_size=read_size,
         )
@@ -243,6 +275,7 @@ def read_batches(
     record_type: type[Any] = Item,
     *,
     batch_size: int = DEFAULT_BATCH_SIZE,
+    columns: Sequence[str] | None = None,
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     read_size: int = DEFAULT_READ_SIZE,
 ) -> BatchReader:
@@ -255,6 +288,7 @@ def read_batches(
         source,
         record_type,
         batch_size=batch_size,
+        columns=columns,
         max_record_size=max_record_size,
         read_size=read_size,
     )
@@ -265,6 +299,7 @@ def read_table(
     record_type: type[Any] = Item,
     *,
     batch_size: int = DEFAULT_BATCH_SIZE,
+    columns: Sequence[str] | None = None,
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     read_size: int = DEFAULT_READ_SIZE,
 ) -> pa.Table:
@@ -275,6 +310,7 @@ def read_table(
         source,
         record_type,
         batch_size=batch_size,
+        columns=columns,
         max_record_size=max_record_size,
         read_size=read_size,
     ) as batches:

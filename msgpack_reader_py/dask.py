@@ -68,14 +68,29 @@ def _records(file: OpenFile, record_type: type[Any], max_record_size: int) -> li
             raise exc.in_source(_name(file)) from exc
 
 
-def _frame(file: OpenFile, record_type: type[Any], max_record_size: int) -> pd.DataFrame:
-    """One partition of :func:`read_dataframe`: the records of one file, as columns."""
+def _frame(
+    file: OpenFile,
+    record_type: type[Any],
+    max_record_size: int,
+    columns: list[str] | None = None,
+) -> pd.DataFrame:
+    """One partition of :func:`read_dataframe`: the records of one file, as columns.
+
+    ``columns`` is Dask's projection (the columns a computation uses): only those are built.
+    No column at all (``len(df)``) still needs the row count, so one column is read for it.
+    """
+    wanted = columns if columns else None if columns is None else [_first_column(record_type)]
     with file as stream:
         try:
-            table = read_table(stream, record_type, max_record_size=max_record_size)
+            table = read_table(stream, record_type, columns=wanted, max_record_size=max_record_size)
         except ReaderError as exc:
             raise exc.in_source(_name(file)) from exc
-    return _to_pandas(table)
+    frame = _to_pandas(table)
+    return frame[[]] if columns == [] else frame
+
+
+def _first_column(record_type: type[Any]) -> str:
+    return str(arrow_schema(record_type).names[0])
 
 
 def pandas_dtypes(record_type: type[Any] = Item) -> dict[str, Any]:
@@ -128,7 +143,7 @@ def read_bag(
     files = open_files(urlpath, storage_options)
     read = delayed(_records, pure=True)
     parts = [read(file, record_type, max_record_size) for file in files]
-    return typing.cast(db.Bag, db.from_delayed(parts))  # type: ignore[no-untyped-call]
+    return typing.cast(db.Bag, db.from_delayed(parts))
 
 
 def read_dataframe(
@@ -148,7 +163,7 @@ def read_dataframe(
     """
     files = open_files(urlpath, storage_options)
     meta = _to_pandas(arrow_schema(record_type).empty_table())
-    frame = dd.from_map(  # type: ignore[no-untyped-call]
+    frame = dd.from_map(
         _frame,
         files,
         record_type=record_type,

@@ -48,6 +48,7 @@ REFERENCE_BENCHMARKS = (
     "validated_stream_benchmark",
     "file_stream_benchmark",
     "fast_stream_benchmark",
+    "arrow_batches_benchmark",
 )
 
 
@@ -104,6 +105,17 @@ def _count(source: Callable[[], Any], **options: Any) -> Callable[[], int]:
     return counter(lambda: StreamingReader(source(), **options))
 
 
+def _count_rows(source: Callable[[], Any]) -> Callable[[], int]:
+    """A run of Arrow batches (the ``arrow`` extra), rows counted per batch."""
+
+    def run() -> int:
+        from msgpack_reader_py.arrow import read_batches
+
+        return sum(batch.num_rows for batch in read_batches(source()))
+
+    return run
+
+
 @functools.cache
 def reference_data() -> bytes:
     """The 10000-record reference stream (seed 42), built once per process."""
@@ -121,7 +133,7 @@ def _reference_file() -> str:
 
 @functools.cache
 def reference_workloads() -> dict[str, Workload]:
-    """The five benchmarks on the reference stream, by name."""
+    """The benchmarks on the reference stream, by name."""
     data = reference_data()
 
     def in_memory() -> io.BytesIO:
@@ -133,6 +145,7 @@ def reference_workloads() -> dict[str, Workload]:
         "validated_stream_benchmark": _count(in_memory, validate=True),
         "file_stream_benchmark": _count(_reference_file),
         "fast_stream_benchmark": _count(in_memory, record_type=ITEM_VALUES),
+        "arrow_batches_benchmark": _count_rows(in_memory),
     }
     return {name: Workload(name, run, REFERENCE_MESSAGES, len(data)) for name, run in runs.items()}
 

@@ -9,7 +9,7 @@ import msgpack
 import pyperf
 import pytest
 
-from benchmarks import big_file, report, tried
+from benchmarks import big_file, report, scale_out, tried
 
 from .reference import REFERENCE_MESSAGES
 
@@ -45,6 +45,35 @@ def test_big_file_end_to_end(tmp_path: Path) -> None:
     result = json.loads(out.read_text())
     assert set(result["measurements"]) == set(big_file.MEASUREMENTS)
     assert result["file_bytes"] >= 0.002 * (1 << 30)
+
+
+def test_scale_out_end_to_end_agrees_and_reports_each_way(tmp_path: Path) -> None:
+    out = tmp_path / "scale.json"
+    arguments = ["--files", "2", "--records", "3000", "--repeat", "1", "--dir", str(tmp_path)]
+    assert scale_out.main([*arguments, "-o", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert set(result["measurements"]) == set(scale_out.WAYS)
+    assert result["records"] == 6000
+    assert result["aggregate"]["count"] == 6000
+    assert result["aggregate"]["sum_of_ids"] == 2 * sum(range(3000))
+    baseline = result["measurements"][result["baseline"]]["median_seconds"]
+    cluster = result["measurements"]["dask_local_cluster"]["median_seconds"]
+    assert result["speedup"] == baseline / cluster
+
+
+def test_scale_out_ways_compute_the_same_aggregate(tmp_path: Path) -> None:
+    scale_out.write_files(tmp_path, 3, 500)
+    pattern = str(tmp_path / "part-*.msgpack")
+    expected = scale_out.single_process_reader(pattern)
+    assert expected[:2] == (1500, 3 * sum(range(500)))
+    count, ids, mean = scale_out.single_process_dataframe(pattern)
+    assert (count, ids) == expected[:2]
+    assert mean == pytest.approx(expected[2], rel=1e-12)
+
+
+def test_scale_out_refuses_ways_that_disagree() -> None:
+    with pytest.raises(SystemExit, match="disagree"):
+        scale_out._agree({"a": (3, 6, 1.0), "b": (3, 7, 1.0)})
 
 
 def fake_suite(path: Path, times: dict[str, float], records: int, size: int) -> None:
@@ -86,6 +115,24 @@ def test_report_tables_come_from_the_json(tmp_path: Path) -> None:
         },
     }
     (tmp_path / "big_file.result.json").write_text(json.dumps(big))
+    scale = {
+        "files": 8,
+        "records_per_file": 1_000_000,
+        "bytes": 460_000_000,
+        "workers": 2,
+        "repeat": 5,
+        "cluster_startup_seconds": 1.5,
+        "python": "3.11",
+        "cpu_count": 2,
+        "baseline": "single_process_reader",
+        "speedup": 1.8,
+        "measurements": {
+            "single_process_reader": {"median_seconds": 4.5, "records_per_second": 1.78e6},
+            "single_process_dataframe": {"median_seconds": 5.0, "records_per_second": 1.6e6},
+            "dask_local_cluster": {"median_seconds": 2.5, "records_per_second": 3.2e6},
+        },
+    }
+    (tmp_path / "scale_out.result.json").write_text(json.dumps(scale))
     readme = tmp_path / "README.md"
     readme.write_text(f"intro\n{report.README_START}\nold figures\n{report.README_END}\nrest\n")
     assert report.main(["--doc", str(tmp_path), "--readme", str(readme)]) == 0
@@ -111,5 +158,12 @@ def test_report_tables_come_from_the_json(tmp_path: Path) -> None:
     cli = "| reader as the CLI runs it (`validate=True`) |"
     assert f"{cli} 10.000 s | 1.90 M | 107 | 20.00x | 30.0 MB |" in text
     assert "| 2.10x | dropped: over the 2.0x target |" in text
+    assert (
+        "on a `LocalCluster` of 2 worker processes, 1 thread each "
+        "| 2.500 s | 3.20 M | 184 | 1.00x |" in text
+    )
+    assert "| 4.500 s | 1.78 M | 102 | 1.80x |" in text
+    assert "(`single_process_reader`): **1.80x** (target: at least 1.6x on 2 cores, met)" in text
+    assert "It runs at 2.00x the floor (5.00 M records/s), against 2.00x for" in text
     for picture in ("throughput_by_size.png", "reference_benchmark.png"):
         assert (tmp_path / picture).read_bytes().startswith(b"\x89PNG")
