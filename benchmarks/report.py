@@ -455,9 +455,28 @@ README_START = "<!-- results:start (made by benchmarks/report.py) -->"
 README_END = "<!-- results:end -->"
 
 
-def update_readme(rows: dict[str, Row], metadata: dict[str, Any], readme: Path) -> None:
-    """Replace the README's results block with the target table of this run."""
+SCALE_START = "<!-- scale:start -->"
+SCALE_END = "<!-- scale:end -->"
+
+
+def update_readme(
+    rows: dict[str, Row],
+    metadata: dict[str, Any],
+    readme: Path,
+    scale: dict[str, Any] | None = None,
+) -> None:
+    """Replace the README's results block with the target table of this run, and its scale-out
+    sentence with the figures of ``scale``."""
     text = readme.read_text()
+    if scale is not None and SCALE_START in text:
+        measurements = scale["measurements"]
+        sentence = (
+            f"in {_time(measurements['dask_local_cluster']['median_seconds'])}, against "
+            f"{_time(measurements[scale['baseline']]['median_seconds'])} for the faster "
+            f"single-process way (`{scale['baseline']}`): **{scale['speedup']:.2f}x** faster"
+        )
+        head, rest = text.split(SCALE_START, 1)
+        text = head + SCALE_START + sentence + SCALE_END + rest.split(SCALE_END, 1)[1]
     start, end = text.index(README_START), text.index(README_END)
     block = [
         README_START,
@@ -488,7 +507,7 @@ def main(argv: list[str] | None = None) -> int:
     scale = json.loads(scale_path.read_text()) if scale_path.exists() else None
     write(rows, metadata, big, tried, args.doc, scale)
     if args.readme is not None:
-        update_readme(rows, metadata, args.readme)
+        update_readme(rows, metadata, args.readme, scale)
     return 0
 
 

@@ -19,9 +19,12 @@ def missing_extra(exc: ModuleNotFoundError, extra: str, *, feature: str) -> Miss
         except ModuleNotFoundError as exc:
             raise missing_extra(exc, "arrow", feature="msgpack_reader_py.arrow") from None
     """
-    missing = exc.name or "a dependency"
+    # A package that re-raises its own dependency's failure may leave the name on the cause.
+    cause = exc.__cause__ or exc.__context__
+    name = exc.name or (cause.name if isinstance(cause, ModuleNotFoundError) else None)
+    missing = name or "a dependency"
     message = (
         f"{feature} needs {missing}, which is not installed: "
         f"pip install 'msgpack-reader-py[{extra}]' (or poetry install --extras {extra})"
     )
-    return MissingExtraError(message, name=exc.name)
+    return MissingExtraError(message, name=name)

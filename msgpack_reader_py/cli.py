@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from typing import IO, Any, NoReturn
 
 from ._extras import MissingExtraError, missing_extra
-from .convert import FORMATS, CsvRows, JsonRows, Progress, convert
+from .convert import FORMATS, CsvRows, JsonRows, Progress, convert, text_fields
 from .errors import ReaderError
 from .generator import DEFAULT_SEED, generate, get_iter, pack_items, write_items
 from .model import Item
@@ -264,7 +264,9 @@ def _run_dump(args: argparse.Namespace) -> int:
         records: Iterator[Item] = iter(reader)
         if args.limit is not None:
             records = itertools.islice(records, args.limit)
-        rows = CsvRows(out, names) if args.format == "csv" else JsonRows(out, names)
+        rows = (
+            CsvRows(out, names, text_fields(Item)) if args.format == "csv" else JsonRows(out, names)
+        )
         rows.write(map(values, records))
     out.flush()
     return 0

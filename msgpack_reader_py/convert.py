@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
+import operator
 import os
-import tempfile
+import secrets
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO, Any, Literal, Protocol
@@ -20,7 +23,7 @@ from .model import Item
 from .schema import RecordSchema
 from .streaming_reader import DEFAULT_MAX_RECORD_SIZE, DEFAULT_READ_SIZE, Source, StreamingReader
 
-__all__ = ["FORMATS", "CsvRows", "Format", "JsonRows", "convert"]
+__all__ = ["FORMATS", "CsvRows", "Format", "JsonRows", "convert", "text_fields"]
 
 Format = Literal["parquet", "arrow", "csv", "jsonl"]
 FORMATS: tuple[Format, ...] = ("parquet", "arrow", "csv", "jsonl")
@@ -30,15 +33,56 @@ Progress = Callable[[int, int], None]
 
 
 class CsvRows:
-    """CSV with a header row of field names; ``None`` is an empty cell."""
+    """CSV with a header row of field names; ``None`` is an empty cell.
 
-    def __init__(self, out: IO[str], names: Sequence[str]) -> None:
+    ``text_fields`` are the positions of ``str`` fields. Before Python 3.13 the csv module
+    quotes a value for a line break only if it holds a character of the line terminator
+    (``"\n"`` here), so a value with a lone ``"\r"`` would end the row early for every CSV
+    reader; there, such rows are written fully quoted. Checking costs a few C-level passes over
+    each 4096 rows.
+    """
+
+    _CHECKED = 4096
+
+    def __init__(self, out: IO[str], names: Sequence[str], text_fields: Sequence[int] = ()) -> None:
         self._writer = csv.writer(out, lineterminator="\n")
+        self._quote_all = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
+        self._text = [operator.itemgetter(i) for i in text_fields]
+        if sys.version_info >= (3, 13):
+            self._text = []
         self._writer.writerow(names)
 
     def write(self, rows: Iterable[Sequence[Any]]) -> None:
         """Write each row of field values, in field order."""
-        self._writer.writerows(rows)
+        if not self._text:
+            self._writer.writerows(rows)
+            return
+        rows = iter(rows)
+        while True:
+            batch: list[Sequence[Any]] = []
+            try:
+                batch.extend(itertools.islice(rows, self._CHECKED))
+            finally:  # the rows before a failing one are written, as writerows would
+                self._write_checked(batch)
+            if len(batch) < self._CHECKED:
+                return
+
+    def _write_checked(self, batch: list[Sequence[Any]]) -> None:
+        if not any("\r" in "".join(filter(None, map(get, batch))) for get in self._text):
+            self._writer.writerows(batch)
+            return
+        for row in batch:
+            carriage = any(isinstance(value, str) and "\r" in value for value in row)
+            (self._quote_all if carriage else self._writer).writerow(row)
+
+
+def text_fields(record_type: type[Any]) -> list[int]:
+    """The positions of ``record_type``'s fields that hold ``str`` (or ``str | None``)."""
+    return [
+        position
+        for position, types_ in enumerate(RecordSchema(record_type).allowed_types())
+        if types_ and str in types_ and types_ <= {str, type(None)}
+    ]
 
 
 class JsonRows:
@@ -90,7 +134,8 @@ def convert(
     if isinstance(destination, (str, os.PathLike)):
         with _replacing(destination) as out:
             return write(source, out, to, record_type, max_record_size, progress)
-    return write(source, destination, to, record_type, max_record_size, progress)
+    named = _Named(destination, str(getattr(destination, "name", "<output>")))
+    return write(source, named, to, record_type, max_record_size, progress)
 
 
 def _has_bytes(record_type: type[Any]) -> bool:
@@ -99,7 +144,7 @@ def _has_bytes(record_type: type[Any]) -> bool:
 
 def _write_columns(
     source: Source,
-    out: IO[bytes],
+    out: _Named,
     to: Format,
     record_type: type[Any],
     max_record_size: int,
@@ -107,15 +152,15 @@ def _write_columns(
 ) -> int:
     from .arrow import read_batches
 
+    sink: Any = out  # any binary file object: pyarrow wraps it
     with read_batches(source, record_type, max_record_size=max_record_size) as batches:
         if to == "parquet":
             import pyarrow.parquet as pq
 
-            writer: Any = pq.ParquetWriter(out, batches.schema)
+            writer: Any = pq.ParquetWriter(sink, batches.schema)
         else:
             import pyarrow as pa
 
-            sink: Any = out  # any binary file object: pyarrow wraps it
             writer = pa.ipc.new_file(sink, batches.schema)
         written = 0
         try:
@@ -143,7 +188,7 @@ class _Tuples:
 
 def _write_text(
     source: Source,
-    out: IO[bytes],
+    out: _Named,
     to: Format,
     record_type: type[Any],
     max_record_size: int,
@@ -152,7 +197,9 @@ def _write_text(
     names = RecordSchema(record_type).names
     text = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=True)
     try:
-        rows: _Rows = CsvRows(text, names) if to == "csv" else JsonRows(text, names)
+        rows: _Rows = (
+            CsvRows(text, names, text_fields(record_type)) if to == "csv" else JsonRows(text, names)
+        )
         reader = StreamingReader._converting(
             source,
             record_type,
@@ -174,18 +221,79 @@ def _write_text(
 
 
 @contextmanager
-def _replacing(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
-    """A new file that replaces ``path`` when the block succeeds, and vanishes if it fails."""
+def _replacing(path: str | os.PathLike[str]) -> Iterator[_Named]:
+    """A new file that replaces ``path`` when the block succeeds, and vanishes if it fails.
+
+    An ``OSError`` names ``path``, never the temporary file the user has not heard of.
+    """
     target = os.fspath(path)
     directory, name = os.path.split(os.path.abspath(target))
-    handle, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=directory)
+    try:
+        handle, temporary = _create_beside(directory, name)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, target) from exc
     try:
         with os.fdopen(handle, "wb") as out:
-            yield out
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)  # mkstemp's 0600 is not what a new file gets
-        os.replace(temporary, target)
+            yield _Named(out, target)
+        try:
+            os.replace(temporary, target)
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, target) from exc
     except BaseException:
         os.unlink(temporary)
         raise
+
+
+def _create_beside(directory: str, name: str) -> tuple[int, str]:
+    """A new, empty file in ``directory``: its descriptor and path.
+
+    Created with mode 0666 so that the process's umask decides its permissions, as for any
+    new file (``tempfile.mkstemp`` would make it 0600); the random name makes it exclusive.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    flags |= getattr(os, "O_BINARY", 0)
+    while True:
+        temporary = os.path.join(directory, f".{name}.{secrets.token_hex(4)}.part")
+        try:
+            return os.open(temporary, flags, 0o666), temporary
+        except FileExistsError:  # pragma: no cover - 2**32 names: a collision is a fluke
+            continue
+
+
+class _Named(io.RawIOBase):
+    """A binary output whose ``OSError``s name it: a full disk is blamed on the output, not on
+    the source being read."""
+
+    def __init__(self, out: IO[bytes], name: str) -> None:
+        super().__init__()
+        self._out = out
+        self._closing = False
+        self.name = name
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any, /) -> int:
+        try:
+            written = self._out.write(data)
+        except OSError as exc:
+            self._name(exc)
+            raise
+        return len(data) if written is None else written
+
+    def flush(self) -> None:
+        if self._closing:
+            return  # the wrapped stream is its owner's to flush and close
+        try:
+            self._out.flush()
+        except OSError as exc:
+            self._name(exc)
+            raise
+
+    def close(self) -> None:
+        self._closing = True
+        super().close()
+
+    def _name(self, exc: OSError) -> None:
+        if exc.filename is None:
+            exc.filename = self.name

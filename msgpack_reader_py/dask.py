@@ -22,6 +22,7 @@ from typing import Any
 from ._extras import missing_extra
 
 try:
+    import dask
     import dask.bag as db
     import dask.dataframe as dd
     import fsspec
@@ -46,12 +47,19 @@ UrlPath = str | Sequence[str]
 def open_files(urlpath: UrlPath, storage_options: dict[str, Any] | None = None) -> list[OpenFile]:
     """The files ``urlpath`` names: a path or URL, a glob, or a list of them, in order.
 
-    Raises ``FileNotFoundError`` when a glob matches nothing.
+    A glob gives its matching files (not directories) in sorted order. Raises
+    ``FileNotFoundError`` when a glob, alone or in a list, matches nothing: a mistyped pattern
+    must not quietly leave its files out.
     """
-    paths = [urlpath] if isinstance(urlpath, str) else list(urlpath)
-    files = list(fsspec.open_files(paths, mode="rb", **(storage_options or {})))
-    if not files:
-        raise FileNotFoundError(f"no files match {urlpath!r}")
+    patterns = [urlpath] if isinstance(urlpath, str) else list(urlpath)
+    files: list[OpenFile] = []
+    for pattern in patterns:
+        # One pattern at a time: fsspec sorts a single glob's matches and leaves directories
+        # out, but not those of a list.
+        matched = list(fsspec.open_files(pattern, mode="rb", **(storage_options or {})))
+        if not matched:
+            raise FileNotFoundError(f"no files match {pattern!r}")
+        files.extend(matched)
     return files
 
 
@@ -163,13 +171,16 @@ def read_dataframe(
     """
     files = open_files(urlpath, storage_options)
     meta = _to_pandas(arrow_schema(record_type).empty_table())
-    frame = dd.from_map(
-        _frame,
-        files,
-        record_type=record_type,
-        max_record_size=max_record_size,
-        meta=meta,
-        label="read-msgpack",
-        enforce_metadata=False,
-    )
+    # Dask would otherwise take every object column for text and convert it to strings,
+    # bytes fields included; str fields are string[pyarrow] already (see pandas_dtypes).
+    with dask.config.set({"dataframe.convert-string": False}):
+        frame = dd.from_map(
+            _frame,
+            files,
+            record_type=record_type,
+            max_record_size=max_record_size,
+            meta=meta,
+            label="read-msgpack",
+            enforce_metadata=False,
+        )
     return typing.cast(dd.DataFrame, frame)

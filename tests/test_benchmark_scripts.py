@@ -134,11 +134,18 @@ def test_report_tables_come_from_the_json(tmp_path: Path) -> None:
     }
     (tmp_path / "scale_out.result.json").write_text(json.dumps(scale))
     readme = tmp_path / "README.md"
-    readme.write_text(f"intro\n{report.README_START}\nold figures\n{report.README_END}\nrest\n")
+    readme.write_text(
+        f"intro\n{report.README_START}\nold figures\n{report.README_END}\nrest\n"
+        f"records {report.SCALE_START}(old){report.SCALE_END} (see)\n"
+    )
     assert report.main(["--doc", str(tmp_path), "--readme", str(readme)]) == 0
     updated = readme.read_text()
     assert updated.startswith(f"intro\n{report.README_START}\n")
-    assert updated.endswith(f"{report.README_END}\nrest\n")
+    assert updated.endswith(
+        f"{report.README_END}\nrest\nrecords {report.SCALE_START}in 2.500 s, against 4.500 s "
+        "for the faster single-process way (`single_process_reader`): **1.80x** faster"
+        f"{report.SCALE_END} (see)\n"
+    )
     assert "old figures" not in updated
     assert "| `validated_stream_benchmark` | 2.00x |" in updated
     text = (tmp_path / "RESULTS.md").read_text()

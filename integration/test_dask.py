@@ -1,0 +1,557 @@
+"""msgpack_reader_py.dask end to end: a process cluster, fsspec's memory filesystem, the extras."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import distributed
+import fsspec
+import msgpack
+import pandas as pd
+import pytest
+
+from msgpack_reader_py import (
+    DecodeError,
+    Item,
+    ReaderError,
+    StreamingReader,
+    TruncatedStreamError,
+    generate,
+    get_iter,
+    pack_items,
+)
+from msgpack_reader_py.dask import open_files, pandas_dtypes, read_bag, read_dataframe
+from tests.reference import offsets_of
+
+TIMEOUT = 60
+SIZES = (1000, 3000, 0, 2000, 1500, 2500, 1200, 1800)  # one file per size, seeded by position
+FIELDS = [field.name for field in dataclasses.fields(Item)]
+ITEM_DTYPE_NAMES = {
+    "id": "int64",
+    "process_id": "int64",
+    "thread_id": "int64",
+    "timestamp_ns": "int64",
+    "line": "int64",
+    "value": "float64",
+    "filename": "string",
+    "path": "string",
+}
+EXTRAS = ("pyarrow", "pandas", "dask", "distributed", "fsspec", "tqdm")
+
+
+class ItemRecord(NamedTuple):
+    """An item's fields as a user's own NamedTuple (importable by the workers)."""
+
+    id: int
+    process_id: int
+    thread_id: int
+    timestamp_ns: int
+    line: int
+    value: float
+    filename: str
+    path: str
+
+
+@dataclass(frozen=True)
+class ItemData:
+    """An item's fields as a user's own frozen dataclass (importable by the workers)."""
+
+    id: int
+    process_id: int
+    thread_id: int
+    timestamp_ns: int
+    line: int
+    value: float
+    filename: str
+    path: str
+
+
+@dataclass
+class Nullable:
+    """Every nullable column type a record can have."""
+
+    count: int | None
+    ratio: float | None
+    flag: bool | None
+    label: str | None
+
+
+@dataclass
+class Blob:
+    """Binary fields, one of them nullable."""
+
+    key: int
+    payload: bytes
+    extra: bytes | None
+
+
+Reader = Callable[[str], Any]
+
+
+def frame_reader(urlpath: str) -> Any:
+    """The lazy frame of ``urlpath``'s items."""
+    return read_dataframe(urlpath)
+
+
+def bag_reader(urlpath: str) -> Any:
+    """The lazy bag of ``urlpath``'s items."""
+    return read_bag(urlpath)
+
+
+READERS = pytest.mark.parametrize("read", [frame_reader, bag_reader], ids=["dataframe", "bag"])
+
+
+def read_all(paths: Sequence[str | Path], record_type: type[Any] = Item) -> list[Any]:
+    """The records of ``paths`` in turn, read in this process."""
+    records: list[Any] = []
+    for path in paths:
+        with StreamingReader(path, record_type) as reader:
+            records.extend(reader)
+    return records
+
+
+def frame_of(items: Sequence[Item]) -> pd.DataFrame:
+    """``items`` as the frame a single-process read gives."""
+    rows = [dataclasses.astuple(item) for item in items]
+    frame: pd.DataFrame = pd.DataFrame(rows, columns=FIELDS).astype(pandas_dtypes(Item))
+    return frame
+
+
+def dtype_names(dtypes: pd.Series[Any]) -> dict[str, str]:
+    """Each column's dtype as pandas prints it: ``int64``, ``Int64``, ``string``, ``object``."""
+    return {str(name): str(dtype) for name, dtype in dtypes.items()}
+
+
+# --- a process cluster ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[distributed.Client]:
+    """A client of a two-process local cluster, started once for this module."""
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster, set_as_default=False) as client,
+    ):
+        yield client
+    assert client.status == "closed"
+    assert cluster.status.name == "closed"
+
+
+@pytest.fixture(scope="module")
+def item_paths(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """Eight generated files (one empty), in sorted order."""
+    directory = tmp_path_factory.mktemp("items")
+    paths = [directory / f"part-{seed}.msgpack" for seed in range(len(SIZES))]
+    for seed, (path, size) in enumerate(zip(paths, SIZES, strict=True)):
+        generate(path, size, seed=seed)
+    assert paths == sorted(paths)
+    return paths
+
+
+@pytest.fixture(scope="module")
+def item_items(item_paths: list[Path]) -> list[Item]:
+    """The records of every file, read in this process, in file order."""
+    return read_all(item_paths)
+
+
+def test_read_dataframe_on_a_cluster_matches_a_single_process_read(
+    client: distributed.Client, item_paths: list[Path], item_items: list[Item]
+) -> None:
+    df = read_dataframe(str(item_paths[0].parent / "*.msgpack"))
+    assert df.npartitions == len(item_paths)
+    assert list(df.columns) == FIELDS
+    assert df.dtypes.to_dict() == pandas_dtypes(Item)
+    assert dtype_names(df.dtypes) == ITEM_DTYPE_NAMES
+    with distributed.get_task_stream(client) as stream:
+        computed = df.compute(scheduler=client)
+        lengths = df.map_partitions(len).compute(scheduler=client)
+    workers = {task["worker"] for task in stream.data}
+    assert workers
+    assert workers <= set(client.scheduler_info()["workers"])
+    assert list(lengths) == list(SIZES)  # one partition per file, in sorted file order
+    assert computed.dtypes.to_dict() == pandas_dtypes(Item)
+    assert dtype_names(computed.dtypes) == ITEM_DTYPE_NAMES
+    pd.testing.assert_frame_equal(computed.reset_index(drop=True), frame_of(item_items))
+
+
+def test_aggregates_on_a_cluster_match_a_single_process_read(
+    client: distributed.Client, item_paths: list[Path], item_items: list[Item]
+) -> None:
+    df = read_dataframe(str(item_paths[0].parent / "*.msgpack"))
+    count = df.id.count().compute(scheduler=client)
+    sum_of_ids = df.id.sum().compute(scheduler=client)
+    mean_value = df.value.mean().compute(scheduler=client)
+    assert count == len(item_items)
+    assert sum_of_ids == sum(item.id for item in item_items)
+    expected_mean = math.fsum(item.value for item in item_items) / len(item_items)
+    assert mean_value == pytest.approx(expected_mean, rel=1e-12)
+
+
+def test_read_dataframe_of_a_list_of_paths_keeps_the_list_order(
+    client: distributed.Client, item_paths: list[Path]
+) -> None:
+    paths = list(reversed(item_paths))
+    df = read_dataframe([str(path) for path in paths])
+    assert df.npartitions == len(paths)
+    computed = df.compute(scheduler=client)
+    assert computed.dtypes.to_dict() == pandas_dtypes(Item)
+    pd.testing.assert_frame_equal(computed.reset_index(drop=True), frame_of(read_all(paths)))
+
+
+def test_read_dataframe_of_a_single_path(
+    client: distributed.Client, item_paths: list[Path]
+) -> None:
+    path = item_paths[1]
+    df = read_dataframe(str(path))
+    assert df.npartitions == 1
+    computed = df.compute(scheduler=client)
+    assert len(computed) == SIZES[1]
+    pd.testing.assert_frame_equal(computed.reset_index(drop=True), frame_of(read_all([path])))
+
+
+@pytest.mark.parametrize("record_type", [Item, ItemRecord, ItemData])
+def test_read_bag_on_a_cluster_matches_a_single_process_read(
+    client: distributed.Client, item_paths: list[Path], record_type: type[Any]
+) -> None:
+    bag = read_bag(str(item_paths[0].parent / "*.msgpack"), record_type)
+    assert bag.npartitions == len(item_paths)
+    records = bag.compute(scheduler=client)
+    assert records == read_all(item_paths, record_type)
+    assert len(records) == sum(SIZES)
+    assert all(type(record) is record_type for record in records)
+
+
+# --- a corrupt file among good ones, on the cluster ----------------------------------------------
+
+
+class Damage(NamedTuple):
+    pattern: str
+    path: Path
+    failing_index: int
+    offset: int
+
+
+def damaged_directory(tmp_path: Path, damage: Callable[[bytearray, list[int]], int]) -> Damage:
+    """Three good files and, second in sorted order, one that ``damage`` breaks.
+
+    ``damage(data, offsets)`` changes the bad file's bytes in place and returns the index of
+    the record it broke; ``offsets`` are its records' offsets and then its length.
+    """
+    for seed, name in enumerate(["a.msgpack", "c.msgpack", "d.msgpack"]):
+        generate(tmp_path / name, 1000 + 100 * seed, seed=seed)
+    items = list(get_iter(1500, seed=99))
+    offsets = offsets_of(items)
+    data = bytearray(pack_items(items))
+    index = damage(data, offsets)
+    bad = tmp_path / "b.msgpack"
+    bad.write_bytes(data)
+    return Damage(str(tmp_path / "*.msgpack"), bad, index, offsets[index])
+
+
+def truncate_last_record(data: bytearray, offsets: list[int]) -> int:
+    last = len(offsets) - 2
+    del data[offsets[last] + (offsets[last + 1] - offsets[last]) // 2 :]
+    return last
+
+
+def reserved_byte_at_record_700(data: bytearray, offsets: list[int]) -> int:
+    data[offsets[700]] = 0xC1
+    return 700
+
+
+def assert_names_the_file(error: ReaderError, source: str, index: int, offset: int) -> None:
+    assert error.source == source
+    assert (error.index, error.offset) == (index, offset)
+    assert str(error).startswith(f"{source}: record {index} at byte {offset}: ")
+
+
+@READERS
+def test_truncated_file_among_good_ones_fails_naming_it(
+    client: distributed.Client, tmp_path: Path, read: Reader
+) -> None:
+    damage = damaged_directory(tmp_path, truncate_last_record)
+    collection = read(damage.pattern)
+    assert collection.npartitions == 4
+    with pytest.raises(TruncatedStreamError) as info:
+        collection.compute(scheduler=client)
+    assert isinstance(info.value, ReaderError)
+    assert_names_the_file(info.value, str(damage.path), damage.failing_index, damage.offset)
+    assert "stream ends inside a record" in info.value.reason
+
+
+@READERS
+def test_invalid_byte_in_a_file_among_good_ones_fails_naming_it(
+    client: distributed.Client, tmp_path: Path, read: Reader
+) -> None:
+    damage = damaged_directory(tmp_path, reserved_byte_at_record_700)
+    collection = read(damage.pattern)
+    assert collection.npartitions == 4
+    with pytest.raises(DecodeError) as info:
+        collection.compute(scheduler=client)
+    assert isinstance(info.value, ReaderError)
+    assert_names_the_file(info.value, str(damage.path), damage.failing_index, damage.offset)
+    assert "0xc1" in info.value.reason
+
+
+# --- fsspec's memory filesystem, on the threaded scheduler ---------------------------------------
+
+
+@pytest.fixture
+def memory_root() -> Iterator[str]:
+    """A fresh ``memory://`` directory, removed afterwards."""
+    fs = fsspec.filesystem("memory")
+    root = f"memory://msgpack-reader-py-test-{uuid.uuid4().hex}"
+    yield root
+    if fs.exists(root):
+        fs.rm(root, recursive=True)
+    assert not fs.exists(root)
+
+
+def write_url(url: str, data: bytes) -> None:
+    with fsspec.open(url, "wb") as out:
+        out.write(data)
+
+
+def test_memory_filesystem_dataframe_and_bag(memory_root: str) -> None:
+    sizes = [300, 0, 500]
+    expected: list[Item] = []
+    for seed, size in enumerate(sizes):
+        items = list(get_iter(size, seed=seed))
+        write_url(f"{memory_root}/part-{seed}.msgpack", pack_items(items))
+        expected.extend(items)
+    pattern = f"{memory_root}/*.msgpack"
+
+    df = read_dataframe(pattern)
+    assert df.npartitions == len(sizes)
+    assert df.dtypes.to_dict() == pandas_dtypes(Item)
+    computed = df.compute(scheduler="threads")
+    assert computed.dtypes.to_dict() == pandas_dtypes(Item)
+    pd.testing.assert_frame_equal(computed.reset_index(drop=True), frame_of(expected))
+
+    bag = read_bag(pattern)
+    assert bag.npartitions == len(sizes)
+    assert bag.compute(scheduler="threads") == expected
+
+
+@READERS
+def test_memory_filesystem_error_names_the_url(memory_root: str, read: Reader) -> None:
+    good = pack_items(get_iter(200, seed=1))
+    items = list(get_iter(300, seed=2))
+    offsets = offsets_of(items)
+    bad = bytearray(pack_items(items))
+    bad[offsets[123]] = 0xC1
+    write_url(f"{memory_root}/a.msgpack", good)
+    write_url(f"{memory_root}/b.msgpack", bytes(bad))
+    with pytest.raises(DecodeError) as info:
+        read(f"{memory_root}/*.msgpack").compute(scheduler="threads")
+    source = info.value.source
+    assert source is not None
+    assert source.startswith("memory://")
+    assert source.endswith("/b.msgpack")
+    with fsspec.open(source, "rb") as stream:  # the name is a URL that opens that file
+        assert stream.read() == bytes(bad)
+    assert_names_the_file(info.value, source, 123, offsets[123])
+
+
+# --- listing files --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call", [open_files, read_bag, read_dataframe], ids=["open_files", "read_bag", "read_dataframe"]
+)
+def test_a_glob_matching_nothing_raises_file_not_found(
+    tmp_path: Path, call: Callable[[str], object]
+) -> None:
+    generate(tmp_path / "a.msgpack", 10)
+    pattern = str(tmp_path / "*.nothing")
+    with pytest.raises(FileNotFoundError) as info:
+        call(pattern)
+    assert pattern in str(info.value)
+
+
+def test_a_glob_in_a_list_matching_nothing_raises_file_not_found(tmp_path: Path) -> None:
+    # A misspelt glob among good ones must not silently drop its files from the job.
+    generate(tmp_path / "a.msgpack", 10)
+    missing = str(tmp_path / "typo" / "*.msgpack")
+    with pytest.raises(FileNotFoundError) as info:
+        open_files([str(tmp_path / "*.msgpack"), missing])
+    assert missing in str(info.value)
+
+
+def test_a_glob_lists_only_files(tmp_path: Path) -> None:
+    # A directory whose name matches the glob is not a file to read.
+    paths = [tmp_path / "a.msgpack", tmp_path / "c.msgpack"]
+    for seed, path in enumerate(paths):
+        generate(path, 10 + seed, seed=seed)
+    (tmp_path / "b.msgpack").mkdir()
+    generate(tmp_path / "b.msgpack" / "inner.msgpack", 5)
+    pattern = str(tmp_path / "*.msgpack")
+    assert [file.path for file in open_files(pattern)] == [str(path) for path in paths]
+    assert read_bag(pattern).compute(scheduler="threads") == read_all(paths)
+
+
+def test_a_list_of_a_glob_and_a_path_keeps_its_order(tmp_path: Path) -> None:
+    for seed, name in enumerate(["z.msgpack", "b.msgpack", "a.msgpack"]):
+        generate(tmp_path / name, 50 + seed, seed=seed)
+    single = tmp_path / "single.bin"
+    generate(single, 20, seed=7)
+    urlpath = [str(single), str(tmp_path / "*.msgpack")]
+    expected_paths = [
+        single,
+        tmp_path / "a.msgpack",
+        tmp_path / "b.msgpack",
+        tmp_path / "z.msgpack",
+    ]
+    assert [file.path for file in open_files(urlpath)] == [str(p) for p in expected_paths]
+    bag = read_bag(urlpath)
+    assert bag.npartitions == len(expected_paths)
+    assert bag.compute(scheduler="threads") == read_all(expected_paths)
+
+
+# --- nullable and binary columns ------------------------------------------------------------------
+
+NULLABLE_ROWS: list[list[Any]] = [
+    [1, 1.5, True, "one"],
+    [None, None, None, None],
+    [-7, -0.25, False, ""],
+    [2**62, 3, None, "ünïcode"],
+]
+
+
+def test_nullable_fields_give_nullable_dtypes_and_missing_values(tmp_path: Path) -> None:
+    (tmp_path / "a.msgpack").write_bytes(b"".join(msgpack.packb(r) for r in NULLABLE_ROWS[:2]))
+    (tmp_path / "b.msgpack").write_bytes(b"".join(msgpack.packb(r) for r in NULLABLE_ROWS[2:]))
+    pattern = str(tmp_path / "*.msgpack")
+    names = {"count": "Int64", "ratio": "Float64", "flag": "boolean", "label": "string"}
+    assert {name: str(dtype) for name, dtype in pandas_dtypes(Nullable).items()} == names
+
+    df = read_dataframe(pattern, Nullable)
+    assert df.dtypes.to_dict() == pandas_dtypes(Nullable)
+    frame = df.compute(scheduler="threads")
+    assert dtype_names(frame.dtypes) == names
+    columns = {name: frame[name].tolist() for name in names}
+    assert columns == {
+        "count": [1, pd.NA, -7, 2**62],
+        "ratio": [1.5, pd.NA, -0.25, 3.0],
+        "flag": [True, pd.NA, False, pd.NA],
+        "label": ["one", pd.NA, "", "ünïcode"],
+    }
+    assert frame.isna().sum().to_dict() == {"count": 1, "ratio": 1, "flag": 2, "label": 1}
+
+    records = read_bag(pattern, Nullable).compute(scheduler="threads")
+    assert records == [Nullable(*row) for row in NULLABLE_ROWS]
+
+
+BLOB_ROWS: list[list[Any]] = [
+    [0, b"\xff\x00\xfe", None],  # not UTF-8
+    [1, b"text", b"more"],  # valid UTF-8, but bytes all the same
+    [2, b"", b"\x80"],
+]
+
+
+def test_bytes_fields_stay_bytes(tmp_path: Path) -> None:
+    (tmp_path / "a.msgpack").write_bytes(b"".join(msgpack.packb(r) for r in BLOB_ROWS))
+    pattern = str(tmp_path / "*.msgpack")
+    names = {"key": "int64", "payload": "object", "extra": "object"}
+    assert {
+        name: str(pd.api.types.pandas_dtype(d)) for name, d in pandas_dtypes(Blob).items()
+    } == names
+
+    df = read_dataframe(pattern, Blob)
+    assert dtype_names(df.dtypes) == names
+    frame = df.compute(scheduler="threads")
+    assert dtype_names(frame.dtypes) == names
+    assert frame["payload"].tolist() == [row[1] for row in BLOB_ROWS]
+    assert frame["extra"].tolist() == [row[2] for row in BLOB_ROWS]
+    assert read_bag(pattern, Blob).compute(scheduler="threads") == [Blob(*r) for r in BLOB_ROWS]
+
+
+# --- the extras -----------------------------------------------------------------------------------
+
+
+def run_python(code: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+        cwd=cwd,
+    )
+
+
+def test_core_import_loads_no_extra() -> None:
+    code = (
+        "import json, sys\n"
+        "import msgpack_reader_py, msgpack_reader_py.cli\n"
+        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))\n"
+    )
+    result = run_python(code)
+    assert (result.returncode, result.stderr) == (0, "")
+    loaded = set(json.loads(result.stdout))
+    assert "msgpack_reader_py" in loaded
+    assert loaded.isdisjoint(EXTRAS), sorted(loaded.intersection(EXTRAS))
+
+
+@pytest.mark.parametrize(
+    ("module", "blocked", "extra"),
+    [
+        ("msgpack_reader_py.arrow", "pyarrow", "arrow"),
+        ("msgpack_reader_py.dask", "dask", "dask"),
+        ("msgpack_reader_py.dask", "pandas", "dask"),
+        ("msgpack_reader_py.dask", "fsspec", "dask"),
+        ("msgpack_reader_py.dask", "pyarrow", "dask"),
+    ],
+)
+def test_a_missing_extra_says_what_to_install(module: str, blocked: str, extra: str) -> None:
+    code = (
+        "import importlib, json, sys\n"
+        f"sys.modules[{blocked!r}] = None\n"
+        "try:\n"
+        f"    importlib.import_module({module!r})\n"
+        "except ImportError as exc:\n"
+        "    print(json.dumps({'types': [t.__name__ for t in type(exc).__mro__],"
+        " 'message': str(exc)}))\n"
+    )
+    result = run_python(code)
+    assert (result.returncode, result.stderr) == (0, "")
+    error = json.loads(result.stdout)
+    assert error["types"][:2] == ["MissingExtraError", "ModuleNotFoundError"]
+    message: str = error["message"]
+    assert "\n" not in message
+    assert f"msgpack-reader-py[{extra}]" in message
+    assert message.startswith(f"{module} needs ")
+
+
+def test_cli_convert_to_parquet_without_pyarrow_fails_in_one_line(tmp_path: Path) -> None:
+    source = tmp_path / "in.msgpack"
+    generate(source, 100)
+    out = tmp_path / "out.parquet"
+    argv = ["convert", str(source), "--to", "parquet", "-o", str(out)]
+    code = (
+        "import sys\n"
+        "sys.modules['pyarrow'] = None\n"
+        "from msgpack_reader_py.cli import main\n"
+        f"raise SystemExit(main({argv!r}))\n"
+    )
+    result = run_python(code)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ")
+    assert "msgpack-reader-py[arrow]" in lines[0]
+    assert not out.exists()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["in.msgpack"]
