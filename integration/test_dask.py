@@ -29,7 +29,7 @@ from msgpack_reader_py import (
     get_iter,
     pack_items,
 )
-from msgpack_reader_py.dask import open_files, pandas_dtypes, read_bag, read_dataframe
+from msgpack_reader_py.dask import _frame, open_files, pandas_dtypes, read_bag, read_dataframe
 from tests.reference import offsets_of
 
 TIMEOUT = 60
@@ -417,6 +417,60 @@ def test_a_list_of_a_glob_and_a_path_keeps_its_order(tmp_path: Path) -> None:
     bag = read_bag(urlpath)
     assert bag.npartitions == len(expected_paths)
     assert bag.compute(scheduler="threads") == read_all(expected_paths)
+
+
+@pytest.mark.parametrize("pattern", ["part-?.msgpack", "part-[13].msgpack", "part-*.msgpack"])
+def test_every_glob_form_is_expanded(tmp_path: Path, pattern: str) -> None:
+    """``?`` and ``[...]`` are globs too, not literal file names."""
+    paths = [tmp_path / f"part-{seed}.msgpack" for seed in range(4)]
+    for seed, path in enumerate(paths):
+        generate(path, 10 + seed, seed=seed)
+    wanted = [paths[1], paths[3]] if "[" in pattern else paths
+    assert [file.path for file in open_files(str(tmp_path / pattern))] == [str(p) for p in wanted]
+    assert len(read_dataframe(str(tmp_path / pattern))) == len(read_all(wanted))
+
+
+def test_a_missing_plain_path_fails_when_read_naming_it(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.msgpack"
+    frame = read_dataframe([str(missing)])
+    with pytest.raises(FileNotFoundError) as info:
+        frame.compute(scheduler="threads")
+    assert str(missing) in str(info.value)
+
+
+# --- what a partition builds ---------------------------------------------------------------------
+
+
+def test_a_partition_builds_only_the_projected_columns(tmp_path: Path) -> None:
+    """Dask hands the partition function the columns a computation uses."""
+    path = tmp_path / "a.msgpack"
+    generate(path, 300, seed=3)
+    (file,) = open_files(str(path))
+    items = read_all([path])
+    frame = _frame(file, Item, 1 << 20, columns=["value", "id"])
+    assert list(frame.columns) == ["value", "id"]
+    assert dtype_names(frame.dtypes) == {"value": "float64", "id": "int64"}
+    assert frame["id"].tolist() == [item.id for item in items]
+    everything = _frame(file, Item, 1 << 20)
+    assert list(everything.columns) == FIELDS
+
+
+def test_a_partition_with_no_columns_still_counts_its_rows(tmp_path: Path) -> None:
+    """``len(df)`` projects onto no column; the partition keeps its length all the same."""
+    path = tmp_path / "a.msgpack"
+    generate(path, 321, seed=4)
+    (file,) = open_files(str(path))
+    frame = _frame(file, Item, 1 << 20, columns=[])
+    assert list(frame.columns) == []
+    assert len(frame) == 321
+    assert len(read_dataframe(str(path))) == 321
+
+
+def test_a_projected_computation_gives_the_full_frames_answer(item_paths: list[Path]) -> None:
+    frame = read_dataframe([str(p) for p in item_paths])
+    both = frame[["id", "value"]].compute(scheduler="threads")
+    full = frame.compute(scheduler="threads")
+    pd.testing.assert_frame_equal(both, full[["id", "value"]])
 
 
 # --- nullable and binary columns ------------------------------------------------------------------

@@ -29,7 +29,6 @@ try:
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
     raise missing_extra(exc, "arrow", feature="msgpack_reader_py.arrow") from None
 
-from .errors import ReaderError
 from .model import Item
 from .schema import RecordSchema, describe
 from .streaming_reader import DEFAULT_MAX_RECORD_SIZE, DEFAULT_READ_SIZE, Source, StreamingReader
@@ -41,7 +40,8 @@ DEFAULT_BATCH_SIZE = 65536
 
 MAX_BATCH_BYTES = 256 * 1024 * 1024
 """A batch is cut short at this many bytes of columns: memory stays bounded for large records,
-and a string column stays far below Arrow's 2 GiB limit per array."""
+and a string column stays far below Arrow's 2 GiB limit per array. Checked after each read,
+so a batch may pass it by what one read completes."""
 
 _ARROW_TYPES: dict[type, pa.DataType] = {
     int: pa.int64(),
@@ -97,8 +97,11 @@ class _Columns:
         TypeError,
     )
 
-    def __init__(self, schema: pa.Schema, positions: Sequence[int] | None) -> None:
+    def __init__(
+        self, schema: pa.Schema, positions: Sequence[int] | None, labels: Sequence[str]
+    ) -> None:
         self.fields = list(schema)
+        self.labels = labels  # as the reader's own messages name the fields
         self.struct = pa.struct(self.fields)
         self.positions = positions
         self.pick: Callable[[Any], Any] | None = None
@@ -115,18 +118,21 @@ class _Columns:
 
     def first_refused(self, values: list[Any], /) -> tuple[int, str] | None:
         positions = self.positions or range(len(self.fields))
+        checks = list(zip(self.fields, self.labels, strict=True))
         for position, record in enumerate(values):
-            for field, value in zip(self.fields, map(record.__getitem__, positions), strict=True):
-                refusal = self._refusal(field, value)
+            for (field, label), value in zip(
+                checks, map(record.__getitem__, positions), strict=True
+            ):
+                refusal = self._refusal(field, label, value)
                 if refusal is not None:
                     return position, refusal
         return None
 
-    def _refusal(self, field: pa.Field[Any], value: object) -> str | None:
+    def _refusal(self, field: pa.Field[Any], label: str, value: object) -> str | None:
         try:
             pa.array([value], type=field.type)
         except self.refusals as exc:
-            what = f"field `{field.name}`: {describe(value)} does not fit Arrow {field.type}"
+            what = f"field `{label}`: {describe(value)} does not fit Arrow {field.type}"
             return f"{what} ({exc})"
         return None
 
@@ -153,8 +159,9 @@ class BatchReader:
 
     Error contract: as the reader's. Broken data raises a
     :class:`~msgpack_reader_py.errors.ReaderError` with the failing record's index and offset,
-    after a batch holding every good record not yet delivered. ``OSError`` from the source
-    passes through, also after that batch.
+    after a batch holding every good record not yet delivered. Any other exception from the
+    source (``OSError``, ``EOFError`` from a cut-off gzip file) passes through as it is, also
+    after that batch.
 
     Args:
         source: a path, a bytes-like object or a binary stream.
@@ -163,7 +170,8 @@ class BatchReader:
         batch_size: the most rows per batch. Default 65536.
         columns: the names of the columns to build, in the order wanted (default: every
             field). The other fields are still decoded and validated, so a projection
-            changes no error, only how much is converted.
+            changes no validation error; only Arrow's own refusals (an int over int64) are
+            limited to the columns it builds.
         max_record_size: as :class:`~msgpack_reader_py.StreamingReader`'s. Default 100 MiB.
         read_size: as :class:`~msgpack_reader_py.StreamingReader`'s. Default 64 KiB.
     """
@@ -184,44 +192,20 @@ class BatchReader:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
             raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
         full = arrow_schema(record_type)
+        labels = RecordSchema(record_type).names
         positions = None if columns is None else _positions(full, columns)
         self.schema = full if positions is None else pa.schema([full.field(p) for p in positions])
         self.batch_size = batch_size
         self._reader: StreamingReader[pa.StructArray] = StreamingReader._converting(
             source,
             record_type,
-            _Columns(self.schema, positions),
+            _Columns(self.schema, positions, [labels[p] for p in positions or range(len(full))]),
             max_record_size=max_record_size,
             read_size=read_size,
         )
-        self._batches = self._rebatched()
-
-    def _rebatched(self) -> Generator[pa.RecordBatch, None, None]:
-        # The reader converts what each read completes; batches are cut from those pieces.
-        pending: list[pa.StructArray] = []
-        rows = size = 0
-        try:
-            for piece in self._reader:
-                pending.append(piece)
-                rows += len(piece)
-                size += piece.nbytes
-                while rows >= self.batch_size or size >= MAX_BATCH_BYTES:
-                    whole = pa.concat_arrays(pending) if len(pending) > 1 else pending[0]
-                    take = min(rows, self.batch_size)
-                    yield pa.RecordBatch.from_struct_array(whole.slice(0, take))
-                    rest = whole.slice(take)
-                    pending = [rest] if len(rest) else []
-                    rows, size = len(rest), rest.nbytes
-        except (ReaderError, OSError):
-            if pending:
-                yield self._batch(pending)
-            raise
-        if pending:
-            yield self._batch(pending)
-
-    @staticmethod
-    def _batch(pieces: list[pa.StructArray]) -> pa.RecordBatch:
-        return pa.RecordBatch.from_struct_array(pa.concat_arrays(pieces))
+        # A function of the reader, not a method: a generator bound to self would make a cycle,
+        # and a dropped BatchReader would keep its file open until the cycle collector ran.
+        self._batches = _rebatched(self._reader, batch_size)
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
         return self._batches
@@ -268,6 +252,34 @@ class BatchReader:
     def __repr__(self) -> str:
         state = " closed" if self.closed else ""
         return f"<BatchReader {self.name!r} record_type={self._reader.record_type!r}{state}>"
+
+
+def _rebatched(
+    pieces: Iterator[pa.StructArray], batch_size: int
+) -> Generator[pa.RecordBatch, None, None]:
+    """Batches of ``batch_size`` rows (or ``MAX_BATCH_BYTES``, checked after each read) cut
+    from the pieces the reader converts per read. Whatever ends the pieces early, the rows
+    already converted are delivered first."""
+    pending: list[pa.StructArray] = []
+    rows = size = 0
+    try:
+        for piece in pieces:
+            pending.append(piece)
+            rows += len(piece)
+            size += piece.nbytes
+            while rows >= batch_size or size >= MAX_BATCH_BYTES:
+                whole = pa.concat_arrays(pending) if len(pending) > 1 else pending[0]
+                take = min(rows, batch_size)
+                yield pa.RecordBatch.from_struct_array(whole.slice(0, take))
+                rest = whole.slice(take)
+                pending = [rest] if len(rest) else []
+                rows, size = len(rest), rest.nbytes
+    except Exception:
+        if pending:
+            yield pa.RecordBatch.from_struct_array(pa.concat_arrays(pending))
+        raise
+    if pending:
+        yield pa.RecordBatch.from_struct_array(pa.concat_arrays(pending))
 
 
 def read_batches(

@@ -15,6 +15,7 @@ set to the file's name (a path, or a URL off the local filesystem).
 
 from __future__ import annotations
 
+import re
 import typing
 from collections.abc import Sequence
 from typing import Any
@@ -25,11 +26,10 @@ try:
     import dask
     import dask.bag as db
     import dask.dataframe as dd
-    import fsspec
     import pandas as pd
     import pyarrow as pa
     from dask.delayed import delayed
-    from fsspec.core import OpenFile
+    from fsspec.core import OpenFile, url_to_fs
     from fsspec.implementations.local import LocalFileSystem
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
     raise missing_extra(exc, "dask", feature="msgpack_reader_py.dask") from None
@@ -42,24 +42,29 @@ from .streaming_reader import DEFAULT_MAX_RECORD_SIZE, StreamingReader
 __all__ = ["open_files", "pandas_dtypes", "read_bag", "read_dataframe"]
 
 UrlPath = str | Sequence[str]
+_GLOB = re.compile(r"[*?[]")
 
 
 def open_files(urlpath: UrlPath, storage_options: dict[str, Any] | None = None) -> list[OpenFile]:
     """The files ``urlpath`` names: a path or URL, a glob, or a list of them, in order.
 
-    A glob gives its matching files (not directories) in sorted order. Raises
+    A glob (``*``, ``?``, ``[...]``) gives its matching files, not directories, sorted. Raises
     ``FileNotFoundError`` when a glob, alone or in a list, matches nothing: a mistyped pattern
-    must not quietly leave its files out.
+    must not quietly leave its files out. A plain path is not checked here: a missing file
+    fails when it is read, naming it.
     """
     patterns = [urlpath] if isinstance(urlpath, str) else list(urlpath)
     files: list[OpenFile] = []
     for pattern in patterns:
-        # One pattern at a time: fsspec sorts a single glob's matches and leaves directories
-        # out, but not those of a list.
-        matched = list(fsspec.open_files(pattern, mode="rb", **(storage_options or {})))
-        if not matched:
-            raise FileNotFoundError(f"no files match {pattern!r}")
-        files.extend(matched)
+        fs, path = url_to_fs(pattern, **(storage_options or {}))
+        if _GLOB.search(path):
+            found = fs.glob(path, detail=True)
+            paths = sorted(name for name, info in found.items() if info["type"] != "directory")
+            if not paths:
+                raise FileNotFoundError(f"no files match {pattern!r}")
+        else:
+            paths = [path]
+        files.extend(OpenFile(fs, path, mode="rb") for path in paths)
     return files
 
 

@@ -1030,3 +1030,82 @@ def test_text_formats_need_no_pyarrow(
     assert "msgpack_reader_py.arrow" not in sys.modules
     monkeypatch.undo()
     assert read_back(out.read_bytes(), to) == as_rows(reference_items)
+
+
+# --- the pieces: output naming, CSV without text fields, the size for the bar --------------------
+
+
+class FailingFlush(io.BytesIO):
+    """Takes every write, then fails to flush (a network filesystem's delayed error)."""
+
+    name = "remote.out"
+
+    def flush(self) -> None:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+
+@pytest.mark.parametrize("to", TEXT_FORMATS)
+def test_a_flush_error_names_the_output(reference_bytes: bytes, to: Format) -> None:
+    with pytest.raises(OSError, match=os.strerror(errno.EIO)) as info:
+        convert(reference_bytes, FailingFlush(), to)
+    assert info.value.filename == "remote.out"
+
+
+@dataclasses.dataclass
+class Numbers:
+    id: int
+    value: float
+
+
+def test_csv_of_a_record_type_without_str_fields(tmp_path: Path) -> None:
+    rows = [[index, index / 4] for index in range(5000)]
+    data = b"".join(msgpack.packb(row) for row in rows)
+    out = tmp_path / "numbers.csv"
+    assert convert(data, out, "csv", record_type=Numbers) == len(rows)
+    lines = out.read_text().splitlines()
+    assert lines[0] == "id,value"
+    assert [[int(a), float(b)] for a, b in csv.reader(lines[1:])] == rows
+
+
+def test_csv_rows_keep_a_carriage_return_inside_its_field(tmp_path: Path) -> None:
+    """Rows with a CR inside a field and rows without, in one batch and across batches."""
+    items = list(get_iter(9000))
+    items[3].path = "a\rb"
+    items[5000].filename = "\r"
+    out = tmp_path / "cr.csv"
+    convert(pack_items(items), out, "csv")
+    with out.open(newline="") as stream:
+        rows = list(csv.DictReader(stream))
+    assert [row["path"] for row in rows] == [item.path for item in items]
+    assert [row["filename"] for row in rows] == [item.filename for item in items]
+
+
+def read_end_of_a_pipe() -> io.BufferedReader:
+    read, write = os.pipe()
+    os.close(write)
+    return os.fdopen(read, "rb")
+
+
+@pytest.mark.parametrize(
+    ("source", "size"),
+    [
+        (lambda path: str(path), REFERENCE_SIZE),
+        (lambda path: path.open("rb"), REFERENCE_SIZE),
+        (lambda path: io.BytesIO(b"xy"), None),
+        (lambda path: "/no/such/file", None),
+        (lambda path: read_end_of_a_pipe(), None),
+        (lambda path: b"bytes", None),
+    ],
+    ids=["path", "file", "BytesIO", "missing", "pipe", "bytes"],
+)
+def test_the_bar_knows_the_size_of_files_only(
+    reference_file: Path, source: Any, size: int | None
+) -> None:
+    from msgpack_reader_py.cli import _size
+
+    opened = source(reference_file)
+    try:
+        assert _size(opened) == size
+    finally:
+        if hasattr(opened, "close"):
+            opened.close()
