@@ -31,6 +31,22 @@ def record_offsets(reference_items: list[Item]) -> list[int]:
     return offsets_of(reference_items)
 
 
+@pytest.fixture(scope="session")
+def reference_path(tmp_path_factory: pytest.TempPathFactory, reference_bytes: bytes) -> Path:
+    """The reference stream in a file shared by the whole session: for reading only."""
+    path = tmp_path_factory.mktemp("reference") / "reference.msgpack"
+    path.write_bytes(reference_bytes)
+    return path
+
+
+@pytest.fixture
+def small_path(tmp_path: Path) -> Path:
+    """A 50-item stream in a file of the test's own."""
+    path = tmp_path / "small.msgpack"
+    path.write_bytes(pack_items(get_iter(50)))
+    return path
+
+
 @pytest.fixture
 def reference_file(tmp_path: Path, reference_bytes: bytes) -> Path:
     """The reference stream in a file."""

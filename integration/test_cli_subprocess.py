@@ -47,6 +47,30 @@ def run(*args: str, command: list[str] = MODULE) -> subprocess.CompletedProcess[
     )
 
 
+def after_generate(*args: str) -> tuple[int, bytes, bytes]:
+    """``generate --path - | msgpack-reader ARGS``, both ends real pipes: the consumer's exit
+    status, stdout and stderr, once the producer is checked to have succeeded quietly."""
+    with (
+        subprocess.Popen(
+            [*MODULE, "generate", "--path", "-"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        ) as producer,
+        subprocess.Popen(
+            [*MODULE, *args],
+            stdin=producer.stdout,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        ) as consumer,
+    ):
+        assert producer.stdout is not None
+        producer.stdout.close()  # the consumer holds the only read end now
+        out, err = consumer.communicate(timeout=TIMEOUT)
+        _, producer_err = producer.communicate(timeout=TIMEOUT)
+    assert (producer.returncode, producer_err) == (0, b"")
+    return consumer.returncode, out, err
+
+
 def assert_one_error_line(stderr: str) -> str:
     assert "Traceback" not in stderr
     lines = stderr.splitlines()
@@ -105,25 +129,8 @@ def test_generate_to_stdout() -> None:
 
 
 def test_stdin_from_a_real_pipe() -> None:
-    with (
-        subprocess.Popen(
-            [*MODULE, "generate", "--path", "-"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        ) as producer,
-        subprocess.Popen(
-            [*MODULE, "read", "-", "--json"],
-            stdin=producer.stdout,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        ) as consumer,
-    ):
-        assert producer.stdout is not None
-        producer.stdout.close()  # the consumer holds the only read end now
-        out, err = consumer.communicate(timeout=TIMEOUT)
-        _, producer_err = producer.communicate(timeout=TIMEOUT)
-    assert (producer.returncode, producer_err) == (0, b"")
-    assert (consumer.returncode, err) == (0, b"")
+    returncode, out, err = after_generate("read", "-", "--json")
+    assert (returncode, err) == (0, b"")
     summary = json.loads(out)
     assert summary["source"] == "-"
     assert summary["records"] == REFERENCE_MESSAGES

@@ -31,6 +31,7 @@ from integration.test_cli_subprocess import (
     EXIT_USAGE,
     MODULE,
     TIMEOUT,
+    after_generate,
     assert_one_error_line,
     pipe_pending,
 )
@@ -101,25 +102,8 @@ def test_file_to_file(
 @pytest.mark.parametrize("to", FORMATS)
 def test_pipe_to_pipe(reference_items: list[Item], to: Format) -> None:
     # generate --path - | convert - --to FORMAT -o - : both ends of convert are real pipes.
-    with (
-        subprocess.Popen(
-            [*MODULE, "generate", "--path", "-"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        ) as producer,
-        subprocess.Popen(
-            [*MODULE, "convert", "-", "--to", to, "-o", "-"],
-            stdin=producer.stdout,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        ) as consumer,
-    ):
-        assert producer.stdout is not None
-        producer.stdout.close()  # the consumer holds the only read end now
-        out, err = consumer.communicate(timeout=TIMEOUT)
-        _, producer_err = producer.communicate(timeout=TIMEOUT)
-    assert (producer.returncode, producer_err) == (0, b"")
-    assert (consumer.returncode, err) == (0, b"")
+    returncode, out, err = after_generate("convert", "-", "--to", to, "-o", "-")
+    assert (returncode, err) == (0, b"")
     assert read_back(out, to) == as_rows(reference_items)  # the data and nothing else
 
 

@@ -174,20 +174,6 @@ def reference_rows(reference_items: list[Item]) -> list[Row]:
     return [dataclasses.asdict(item) for item in reference_items]
 
 
-@pytest.fixture(scope="module")
-def reference_path(tmp_path_factory: pytest.TempPathFactory, reference_bytes: bytes) -> Path:
-    path = tmp_path_factory.mktemp("arrow") / "reference.msgpack"
-    path.write_bytes(reference_bytes)
-    return path
-
-
-@pytest.fixture
-def small_path(tmp_path: Path) -> Path:
-    path = tmp_path / "small.msgpack"
-    path.write_bytes(pack_items(get_iter(50)))
-    return path
-
-
 # --------------------------------------------------------------------------------------------
 # Schema derivation
 # --------------------------------------------------------------------------------------------

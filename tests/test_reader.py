@@ -116,20 +116,6 @@ def item_values(**changes: Any) -> list[Any]:
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
-def reference_path(tmp_path_factory: pytest.TempPathFactory, reference_bytes: bytes) -> Path:
-    path = tmp_path_factory.mktemp("reference") / "reference.msgpack"
-    path.write_bytes(reference_bytes)
-    return path
-
-
-@pytest.fixture
-def small_path(tmp_path: Path) -> Path:
-    path = tmp_path / "small.msgpack"
-    path.write_bytes(pack_items(get_iter(50)))
-    return path
-
-
 @pytest.fixture
 def truncated_path(tmp_path: Path) -> Path:
     path = tmp_path / "truncated.msgpack"
