@@ -27,6 +27,7 @@ from typing import Any
 import msgpack
 
 from msgpack_reader_py import StreamingReader, get_iter, pack_items
+from msgpack_reader_py.streaming_reader_bench import write_result
 
 BLOCK_RECORDS = 100_000
 MEASUREMENTS = ("io_floor", "cli_read", "default_read")
@@ -139,11 +140,7 @@ def main(argv: list[str] | None = None) -> int:
                 for kind, kind_runs in runs.items()
             },
         }
-    text = json.dumps(result, indent=2) + "\n"
-    if args.output == "-":
-        sys.stdout.write(text)
-    else:
-        Path(args.output).write_text(text)
+    write_result(result, args.output)
     return 0
 
 

@@ -21,12 +21,10 @@ three must agree on the aggregate, or the script fails. Needs the ``dask`` extra
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import platform
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -38,6 +36,7 @@ from dask.base import compute
 
 from msgpack_reader_py import StreamingReader, generate
 from msgpack_reader_py.dask import open_files, read_dataframe
+from msgpack_reader_py.streaming_reader_bench import write_result
 
 WAYS = ("single_process_dataframe", "single_process_reader", "dask_local_cluster")
 Aggregate = tuple[int, int, float]
@@ -171,11 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": platform.platform(),
         "cpu_count": os.cpu_count(),
     }
-    text = json.dumps(result, indent=2) + "\n"
-    if args.output == "-":
-        sys.stdout.write(text)
-    else:
-        Path(args.output).write_text(text)
+    write_result(result, args.output)
     return 0
 
 

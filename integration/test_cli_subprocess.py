@@ -7,15 +7,12 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import signal
 import struct
 import subprocess
 import sys
-import tempfile
 import termios
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import msgpack
@@ -433,20 +430,6 @@ AS_UNPRIVILEGED = (
 
 def run_unprivileged(*args: str) -> subprocess.CompletedProcess[str]:
     return run(*args, command=[sys.executable, "-c", AS_UNPRIVILEGED])
-
-
-@pytest.fixture
-def shared_dir() -> Iterator[Path]:
-    """A directory the unprivileged user can enter (tmp_path, mode 700 under root, is not)."""
-    path = Path(tempfile.mkdtemp(prefix="msgpack-reader-"))
-    path.chmod(0o755)
-    try:
-        yield path
-    finally:
-        for entry in path.iterdir():
-            if entry.is_dir():
-                entry.chmod(0o755)  # the locked directory, so that it can be removed
-        shutil.rmtree(path)
 
 
 @pytest.mark.parametrize("where", ["file of mode 000", "file in a directory of mode 000"])

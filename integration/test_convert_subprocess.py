@@ -6,17 +6,15 @@ import fcntl
 import os
 import pty
 import select
-import shutil
 import signal
 import stat
 import struct
 import subprocess
 import sys
-import tempfile
 import termios
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -242,43 +240,29 @@ def test_output_into_a_missing_directory(tmp_path: Path, reference_file: Path) -
     assert_directory_holds(tmp_path, {reference_file.name})
 
 
-@pytest.fixture
-def open_dir() -> Iterator[Path]:
-    """A directory everyone can enter and read (tmp_path, 700 under root, is not)."""
-    path = Path(tempfile.mkdtemp(prefix="msgpack-reader-convert-"))
-    path.chmod(0o755)
-    try:
-        yield path
-    finally:
-        for entry in path.iterdir():
-            if entry.is_dir():
-                entry.chmod(0o755)
-        shutil.rmtree(path)
-
-
 def unprivileged(*args: str) -> subprocess.CompletedProcess[bytes]:
     """The CLI as an unprivileged user (root drops to nobody), as in test_cli_subprocess."""
     return run(*args, command=[sys.executable, "-c", AS_UNPRIVILEGED])
 
 
-def unwritable_setup(open_dir: Path, reference_bytes: bytes) -> tuple[Path, Path, Path]:
+def unwritable_setup(shared_dir: Path, reference_bytes: bytes) -> tuple[Path, Path, Path]:
     """A readable source, a directory anyone may write in, and one nobody may write in."""
-    source = open_dir / "in.msgpack"
+    source = shared_dir / "in.msgpack"
     source.write_bytes(reference_bytes)
     source.chmod(0o644)
-    writable = open_dir / "writable"
+    writable = shared_dir / "writable"
     writable.mkdir()
     writable.chmod(0o777)
-    locked = open_dir / "locked"
+    locked = shared_dir / "locked"
     locked.mkdir()
     locked.chmod(0o555)
     return source, writable, locked
 
 
 def test_output_into_an_unwritable_directory(
-    open_dir: Path, reference_bytes: bytes, reference_items: list[Item]
+    shared_dir: Path, reference_bytes: bytes, reference_items: list[Item]
 ) -> None:
-    source, writable, locked = unwritable_setup(open_dir, reference_bytes)
+    source, writable, locked = unwritable_setup(shared_dir, reference_bytes)
     if os.geteuid() != 0:
         assert not os.access(locked, os.W_OK)  # the test means something for this user
 
@@ -297,12 +281,12 @@ def test_output_into_an_unwritable_directory(
 
 @pytest.mark.parametrize("where", ["missing directory", "unwritable directory"])
 def test_output_directory_error_names_the_output(
-    open_dir: Path, reference_bytes: bytes, where: str
+    shared_dir: Path, reference_bytes: bytes, where: str
 ) -> None:
     # The error names OUT, what the user typed, not a temporary file beside it.
-    source, _, locked = unwritable_setup(open_dir, reference_bytes)
+    source, _, locked = unwritable_setup(shared_dir, reference_bytes)
     if where == "missing directory":
-        out = open_dir / "no-such-directory" / "out.csv"
+        out = shared_dir / "no-such-directory" / "out.csv"
         reason = "No such file or directory"
     else:
         out = locked / "out.csv"

@@ -29,6 +29,8 @@ from msgpack_reader_py import (
     get_iter,
     pack_items,
 )
+from msgpack_reader_py import dask as dask_module
+from msgpack_reader_py.arrow import read_table
 from msgpack_reader_py.dask import _frame, open_files, pandas_dtypes, read_bag, read_dataframe
 from tests.reference import offsets_of
 
@@ -463,6 +465,23 @@ def test_a_partition_with_no_columns_still_counts_its_rows(tmp_path: Path) -> No
     assert list(frame.columns) == []
     assert len(frame) == 321
     assert len(read_dataframe(str(path))) == 321
+
+
+def test_dask_pushes_a_computation_s_columns_into_the_reader(
+    monkeypatch: pytest.MonkeyPatch, item_paths: list[Path]
+) -> None:
+    """An aggregate of one column makes each partition build that column and no other."""
+    asked: list[list[str] | None] = []
+
+    def spy(*args: Any, columns: list[str] | None = None, **options: Any) -> Any:
+        asked.append(columns)
+        return read_table(*args, columns=columns, **options)
+
+    monkeypatch.setattr(dask_module, "read_table", spy)
+    frame = read_dataframe([str(p) for p in item_paths])
+    total = frame["id"].sum().compute(scheduler="sync")
+    assert total == sum(item.id for item in read_all(item_paths))
+    assert asked == [["id"]] * len(item_paths)
 
 
 def test_a_projected_computation_gives_the_full_frames_answer(item_paths: list[Path]) -> None:

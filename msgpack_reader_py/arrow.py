@@ -61,7 +61,10 @@ def arrow_schema(record_type: type[Any] = Item) -> pa.Schema:
     other field is not nullable. Fields of a ``tuple[...]`` record type are named ``"0"``,
     ``"1"``, and so on. Raises ``TypeError`` for any other annotation.
     """
-    schema = RecordSchema(record_type)
+    return _arrow_schema(RecordSchema(record_type))
+
+
+def _arrow_schema(schema: RecordSchema) -> pa.Schema:
     fields = []
     for position, (name, annotation) in enumerate(
         zip(schema.names, schema.annotations, strict=True)
@@ -76,7 +79,7 @@ def arrow_schema(record_type: type[Any] = Item) -> pa.Schema:
         if arrow_type is None:
             expected = schema.expected[position]
             raise TypeError(
-                f"field `{name}` of {record_type!r} is annotated {expected}; "
+                f"field `{name}` of {schema.record_type!r} is annotated {expected}; "
                 f"an Arrow column needs {_SUPPORTED}"
             )
         fields.append(pa.field(column, arrow_type, nullable=nullable))
@@ -191,15 +194,16 @@ class BatchReader:
     ) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
             raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
-        full = arrow_schema(record_type)
-        labels = RecordSchema(record_type).names
+        record_schema = RecordSchema(record_type)
+        full = _arrow_schema(record_schema)
         positions = None if columns is None else _positions(full, columns)
         self.schema = full if positions is None else pa.schema([full.field(p) for p in positions])
         self.batch_size = batch_size
+        labels = [record_schema.names[p] for p in positions or range(len(full))]
         self._reader: StreamingReader[pa.StructArray] = StreamingReader._converting(
             source,
-            record_type,
-            _Columns(self.schema, positions, [labels[p] for p in positions or range(len(full))]),
+            record_schema,
+            _Columns(self.schema, positions, labels),
             max_record_size=max_record_size,
             read_size=read_size,
         )

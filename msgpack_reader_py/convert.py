@@ -16,12 +16,17 @@ import os
 import secrets
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from typing import IO, Any, Literal, Protocol
+from contextlib import AbstractContextManager, contextmanager
+from typing import IO, TYPE_CHECKING, Any, Literal, Protocol
 
 from .model import Item
 from .schema import RecordSchema
 from .streaming_reader import DEFAULT_MAX_RECORD_SIZE, DEFAULT_READ_SIZE, Source, StreamingReader
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from .arrow import BatchReader
 
 __all__ = ["FORMATS", "CsvRows", "Format", "JsonRows", "convert", "text_fields"]
 
@@ -128,50 +133,68 @@ def convert(
     """
     if to not in FORMATS:
         raise ValueError(f"to must be one of {', '.join(FORMATS)}; got {to!r}")
-    if to in ("csv", "jsonl") and _has_bytes(record_type):
+    schema = RecordSchema(record_type)
+    if to in ("csv", "jsonl") and any(bytes in (t or ()) for t in schema.allowed_types()):
         raise TypeError(f"{to} cannot hold the bytes fields of {record_type!r}; use parquet")
-    write = _write_columns if to in ("parquet", "arrow") else _write_text
     if isinstance(destination, (str, os.PathLike)):
         with _replacing(destination) as out:
-            return write(source, out, to, record_type, max_record_size, progress)
+            return _convert(source, out, to, schema, max_record_size, progress)
     named = _Named(destination, str(getattr(destination, "name", "<output>")))
-    return write(source, named, to, record_type, max_record_size, progress)
+    return _convert(source, named, to, schema, max_record_size, progress)
 
 
-def _has_bytes(record_type: type[Any]) -> bool:
-    return any(bytes in (t or ()) for t in RecordSchema(record_type).allowed_types())
-
-
-def _write_columns(
+def _convert(
     source: Source,
     out: _Named,
     to: Format,
-    record_type: type[Any],
+    schema: RecordSchema,
     max_record_size: int,
     progress: Progress | None,
 ) -> int:
-    from .arrow import read_batches
+    """One loop for every format: batches in (Arrow columns, or checked tuples for text),
+    written whole, counted, reported."""
+    batches: BatchReader | StreamingReader[list[Any]]
+    output: AbstractContextManager[Callable[[Any], None]]
+    if to in ("parquet", "arrow"):
+        from .arrow import BatchReader
 
-    sink: Any = out  # any binary file object: pyarrow wraps it
-    with read_batches(source, record_type, max_record_size=max_record_size) as batches:
-        if to == "parquet":
-            import pyarrow.parquet as pq
-
-            writer: Any = pq.ParquetWriter(sink, batches.schema)
-        else:
-            import pyarrow as pa
-
-            writer = pa.ipc.new_file(sink, batches.schema)
-        written = 0
-        try:
-            for batch in batches:
-                writer.write_batch(batch)
-                written += batch.num_rows
-                if progress is not None:
-                    progress(written, batches.bytes_read)
-        finally:
-            writer.close()
+        batches = BatchReader(source, schema.record_type, max_record_size=max_record_size)
+        output = _columns_out(out, to, batches.schema)
+    else:
+        batches = StreamingReader._converting(
+            source,
+            schema,
+            _Tuples(),
+            max_record_size=max_record_size,
+            read_size=DEFAULT_READ_SIZE,
+        )
+        output = _text_out(out, to, schema)
+    written = 0
+    with batches, output as write:
+        for batch in batches:
+            write(batch)
+            written += len(batch)
+            if progress is not None:
+                progress(written, batches.bytes_read)
     return written
+
+
+@contextmanager
+def _columns_out(out: _Named, to: Format, schema: pa.Schema) -> Iterator[Callable[[Any], None]]:
+    """Write Arrow batches as Parquet (a row group each) or as an Arrow IPC file."""
+    sink: Any = out  # any binary file object: pyarrow wraps it
+    if to == "parquet":
+        import pyarrow.parquet as pq
+
+        writer: Any = pq.ParquetWriter(sink, schema)
+    else:
+        import pyarrow as pa
+
+        writer = pa.ipc.new_file(sink, schema)
+    try:
+        yield writer.write_batch
+    finally:
+        writer.close()
 
 
 class _Tuples:
@@ -186,38 +209,21 @@ class _Tuples:
         return None  # refuses nothing: never asked
 
 
-def _write_text(
-    source: Source,
-    out: _Named,
-    to: Format,
-    record_type: type[Any],
-    max_record_size: int,
-    progress: Progress | None,
-) -> int:
-    names = RecordSchema(record_type).names
+@contextmanager
+def _text_out(out: _Named, to: Format, schema: RecordSchema) -> Iterator[Callable[[Any], None]]:
+    """Write batches of field values (lists of tuples) as CSV or JSON Lines."""
     text = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=True)
     try:
+        names = schema.names
         rows: _Rows = (
-            CsvRows(text, names, text_fields(record_type)) if to == "csv" else JsonRows(text, names)
+            CsvRows(text, names, text_fields(schema.record_type))
+            if to == "csv"
+            else JsonRows(text, names)
         )
-        reader = StreamingReader._converting(
-            source,
-            record_type,
-            _Tuples(),
-            max_record_size=max_record_size,
-            read_size=DEFAULT_READ_SIZE,
-        )
-        written = 0
-        with reader:
-            for batch in reader:
-                rows.write(batch)
-                written += len(batch)
-                if progress is not None:
-                    progress(written, reader.bytes_read)
+        yield rows.write
         text.flush()
     finally:
         text.detach()  # the stream is the caller's (or _replacing's) to close
-    return written
 
 
 @contextmanager

@@ -217,56 +217,70 @@ class StreamingReader(Generic[T]):
         if on_error not in ("raise", "skip"):
             raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
         _check_sizes(max_record_size, read_size)
-        schema = RecordSchema(record_type)
-        options = unpacker_options(
-            schema, mapper, max_record_size, read_size, skip=on_error == "skip"
-        )
-        sequence = list if options["use_list"] else tuple
-        plan = Plan(
-            schema,
-            sequence=sequence if mapper is None or validate else None,
-            validate=validate,
+        self._start(
+            source,
+            RecordSchema(record_type),
             mapper=mapper,
+            validate=validate,
+            skip=on_error == "skip",
+            max_record_size=max_record_size,
+            read_size=read_size,
         )
-        self._start(source, plan, options, max_record_size, read_size, validate, on_error == "skip")
 
     @classmethod
     def _converting(
         cls,
         source: Source,
-        record_type: type[Any],
+        schema: RecordSchema,
         convert: BatchConverter,
         *,
         max_record_size: int,
         read_size: int,
     ) -> StreamingReader[Any]:
-        """A reader whose items are whole batches of validated records, each converted by
-        ``convert`` in one call (the Arrow columns of :mod:`.arrow`), with the same error
-        contract: a refused record is located, the records before it converted first."""
+        """A reader whose items are whole batches of validated records of ``schema``, each
+        converted by ``convert`` in one call (the Arrow columns of :mod:`.arrow`), with the
+        same error contract: a refused record is located, the records before it converted
+        first."""
         _check_sizes(max_record_size, read_size)
-        schema = RecordSchema(record_type)
-        options = unpacker_options(schema, None, max_record_size, read_size)
-        sequence = list if options["use_list"] else tuple
-        plan = Plan(schema, sequence=sequence, validate=True, mapper=None, convert=convert)
         reader: StreamingReader[Any] = cls.__new__(cls)
-        reader._start(source, plan, options, max_record_size, read_size, True, False)
+        reader._start(
+            source,
+            schema,
+            validate=True,
+            convert=convert,
+            max_record_size=max_record_size,
+            read_size=read_size,
+        )
         return reader
 
     def _start(
         self,
         source: Source,
-        plan: Plan,
-        options: dict[str, Any],
+        schema: RecordSchema,
+        *,
+        mapper: Callable[[Any], Any] | None = None,
+        validate: bool,
+        skip: bool = False,
+        convert: BatchConverter | None = None,
         max_record_size: int,
         read_size: int,
-        validate: bool,
-        skip: bool,
     ) -> None:
+        """Everything decided once per stream: decoder limits, checks, how records are made."""
+        options = unpacker_options(schema, mapper, max_record_size, read_size, skip=skip)
+        sequence = list if options["use_list"] else tuple
+        plan = Plan(
+            schema,
+            # Without validation a mapper receives any decoded value unchecked.
+            sequence=sequence if mapper is None or validate else None,
+            validate=validate,
+            mapper=mapper,
+            convert=convert,
+        )
         self._source = _Chunks(source, read_size)
-        self.record_type = plan.schema.record_type
+        self.record_type = schema.record_type
         self.max_record_size = max_record_size
         self.validate = validate
-        self.mapper = plan.mapper
+        self.mapper = mapper
         unpacker = msgpack.Unpacker(**options)
         self._skipped = SkipLog() if skip else None
         self._records: Generator[T, None, None] = records(

@@ -15,11 +15,14 @@ from __future__ import annotations
 import atexit
 import functools
 import io
+import json
 import os
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import msgpack
@@ -36,6 +39,7 @@ __all__ = [
     "main",
     "message_size_workload",
     "reference_workloads",
+    "write_result",
 ]
 
 REFERENCE_MESSAGES = 10000
@@ -99,6 +103,15 @@ def counter(records: Callable[[], Iterable[Any]]) -> Callable[[], int]:
         return count
 
     return run
+
+
+def write_result(result: dict[str, Any], output: str) -> None:
+    """Write a benchmark script's result as indented JSON to ``output`` (``-``: stdout)."""
+    text = json.dumps(result, indent=2) + "\n"
+    if output == "-":
+        sys.stdout.write(text)
+    else:
+        Path(output).write_text(text)
 
 
 def _count(source: Callable[[], Any], **options: Any) -> Callable[[], int]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import msgpack
@@ -68,3 +70,14 @@ def test_main_registers_every_benchmark_with_its_size(monkeypatch: pytest.Monkey
     time_func, metadata = registered["message_size/512"]
     assert metadata["stream_bytes"] == bench.message_size_workload(512).size
     assert time_func(1) > 0
+
+
+@pytest.mark.parametrize("to_stdout", [True, False], ids=["stdout", "file"])
+def test_write_result_writes_indented_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], to_stdout: bool
+) -> None:
+    result = {"records": 3, "measurements": {"a": [1.5, 2.0]}}
+    path = tmp_path / "result.json"
+    bench.write_result(result, "-" if to_stdout else str(path))
+    text = capsys.readouterr().out if to_stdout else path.read_text()
+    assert text == json.dumps(result, indent=2) + "\n"

@@ -1,0 +1,24 @@
+"""Fixtures of the integration tests."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def shared_dir() -> Iterator[Path]:
+    """A directory the unprivileged user can enter (tmp_path, mode 700 under root, is not)."""
+    path = Path(tempfile.mkdtemp(prefix="msgpack-reader-"))
+    path.chmod(0o755)
+    try:
+        yield path
+    finally:
+        for entry in path.iterdir():
+            if entry.is_dir():
+                entry.chmod(0o755)  # a locked directory, so that it can be removed
+        shutil.rmtree(path)
