@@ -602,7 +602,7 @@ def test_a_missing_extra_says_what_to_install(module: str, blocked: str, extra: 
     assert error["types"][:2] == ["MissingExtraError", "ModuleNotFoundError"]
     message: str = error["message"]
     assert "\n" not in message
-    assert f"msgpack-reader-py[{extra}]" in message
+    assert f"install the '{extra}' extra" in message
     assert message.startswith(f"{module} needs ")
 
 
@@ -624,6 +624,6 @@ def test_cli_convert_to_parquet_without_pyarrow_fails_in_one_line(tmp_path: Path
     lines = result.stderr.splitlines()
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("error: ")
-    assert "msgpack-reader-py[arrow]" in lines[0]
+    assert "install the 'arrow' extra" in lines[0]
     assert not out.exists()
     assert sorted(path.name for path in tmp_path.iterdir()) == ["in.msgpack"]

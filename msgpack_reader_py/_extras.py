@@ -24,7 +24,7 @@ def missing_extra(exc: ModuleNotFoundError, extra: str, *, feature: str) -> Miss
     name = exc.name or (cause.name if isinstance(cause, ModuleNotFoundError) else None)
     missing = name or "a dependency"
     message = (
-        f"{feature} needs {missing}, which is not installed: "
-        f"pip install 'msgpack-reader-py[{extra}]' (or poetry install --extras {extra})"
+        f"{feature} needs {missing}, which is not installed: install the '{extra}' extra "
+        f"(pip install '.[{extra}]' in the project's clone, or poetry install --extras {extra})"
     )
     return MissingExtraError(message, name=name)

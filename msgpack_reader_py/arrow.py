@@ -1,6 +1,6 @@
 """Records as Arrow columns: ``pyarrow.RecordBatch``es and Tables, and through them Parquet.
 
-Needs the ``arrow`` extra (``pip install 'msgpack-reader-py[arrow]'``).
+Needs the ``arrow`` extra (``pip install '.[arrow]'`` in the project's clone).
 
 >>> from msgpack_reader_py.arrow import read_table
 >>> table = read_table("items.msgpack")  # doctest: +SKIP

@@ -2,12 +2,14 @@
 
 A thin shell over the library: it parses arguments, runs one command, and turns every failure
 into one ``error: ...`` line on stderr with a non-zero status (1 for data and I/O errors, 2 for
-usage errors, 130 on Ctrl-C). A closed stdout (``| head``) ends the program quietly.
+usage errors, 130 on Ctrl-C). A closed stdout (``| head``) ends the program quietly (141).
+Messages name command-line flags, never the library's keywords.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import io
 import itertools
@@ -16,15 +18,17 @@ import operator
 import os
 import stat
 import sys
+import textwrap
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import IO, Any, NoReturn
+from typing import Any, Literal, NoReturn
 
-from ._extras import MissingExtraError, missing_extra
-from .convert import FORMATS, CsvRows, JsonRows, Progress, convert, text_fields
-from .errors import ReaderError
-from .generator import DEFAULT_SEED, generate, get_iter, pack_items, write_items
+from ._extras import MissingExtraError
+from ._progress import MODES, Mode, ProgressUnavailable, Update, progress_bar
+from .convert import FORMATS, CsvRows, JsonRows, convert, text_fields
+from .errors import ReaderError, RecordTooLargeError
+from .generator import DEFAULT_SEED, get_iter, pack_items, write_items
 from .model import Item
 from .streaming_reader import DEFAULT_MAX_RECORD_SIZE, Source, StreamingReader
 
@@ -66,14 +70,36 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
+def _paragraph(text: str) -> str:
+    return textwrap.fill(" ".join(text.split()), width=78)
+
+
+EXIT_STATUSES = """\
+exit status:
+  0    success
+  1    bad data or an I/O error: one line, error: <source>: <what and where>
+  2    a usage error (a bad option or argument)
+  130  interrupted (Ctrl-C)
+  141  stdout was closed early (e.g. piped into head); nothing more is printed"""
+
+SOURCES_HELP = (
+    "one or more files, or - for stdin, read in turn; gzip, bzip2, xz (and zstd, with the "
+    "'zstd' extra) are decompressed on the fly"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every command."""
     parser = _Parser(
         prog="msgpack-reader",
-        description=(
-            "Stream typed records out of concatenated MessagePack. With no command, read the "
-            f"built-in {DEFAULT_MESSAGES}-record reference stream and print a summary."
+        description=_paragraph(
+            "Stream typed records out of concatenated MessagePack: files, pipes and sockets "
+            "full of records become checked Items, JSON Lines, CSV, Parquet or Arrow. With no "
+            f"command, read the built-in {DEFAULT_MESSAGES}-record reference stream and print "
+            "a summary (the main job)."
         ),
+        epilog=EXIT_STATUSES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     from . import __version__
 
@@ -81,69 +107,137 @@ def build_parser() -> argparse.ArgumentParser:
     parser.set_defaults(run=_run_default)
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
 
-    def reader_options(command: argparse.ArgumentParser, *, skip: bool = True) -> None:
-        command.add_argument("source", metavar="SOURCE", help="a file, or - for stdin")
-        if skip:
-            command.add_argument(
-                "--skip-invalid",
-                action="store_true",
-                help="skip records that are not items (wrong shape or field types) and report "
-                "how many on stderr; corrupt or truncated data still fails",
-            )
-        command.add_argument(
+    def command(name: str, summary: str, description: str) -> argparse.ArgumentParser:
+        return commands.add_parser(
+            name,
+            help=summary,
+            description=_paragraph(description),
+            epilog=EXIT_STATUSES,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+
+    def reader_options(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("sources", nargs="+", metavar="SOURCE", help=SOURCES_HELP)
+        sub.add_argument(
+            "--skip-invalid",
+            action="store_true",
+            help="pass over records that are not Items (wrong shape or field types) and report "
+            "how many on stderr; corrupt or truncated data still fails, and so does a run that "
+            "finds no Item at all (default: off, the first bad record is an error)",
+        )
+        sub.add_argument(
             "--max-record-size",
             type=_positive_int,
             default=DEFAULT_MAX_RECORD_SIZE,
             metavar="BYTES",
-            help="refuse records larger than this (default: %(default)s)",
+            help="refuse any record larger than this many bytes (default: %(default)s, 100 MiB)",
         )
 
-    read = commands.add_parser("read", help="read a stream and print a summary")
+    read = command(
+        "read",
+        "read streams and print a summary",
+        "Read every record of each SOURCE as an Item, checking every field, and print how "
+        "many there were, the sum of their ids, and how long it took: one line for a single "
+        "SOURCE; for several, a line for each and a total line. A bad record stops the run "
+        "with one error line naming its source, record index and byte offset.",
+    )
     reader_options(read)
-    read.add_argument("--json", action="store_true", help="print the summary as JSON")
+    read.add_argument(
+        "--json",
+        action="store_true",
+        help="print each summary as a JSON object on a line of its own "
+        "(source, records, sum_of_ids, bytes, seconds, skipped); with several SOURCEs a last "
+        'line totals them, with "sources" listing them (default: text)',
+    )
     read.set_defaults(run=_run_read)
 
-    dump = commands.add_parser("dump", help="write the records as JSON Lines or CSV")
+    dump = command(
+        "dump",
+        "write the records as JSON Lines or CSV",
+        "Write the records of each SOURCE, in turn, to stdout: JSON Lines (one object per "
+        "record, keyed by field name) or CSV (a header row, then one row per record). Every "
+        "field is checked first; on bad data, every record before it has been written when "
+        "the error line appears.",
+    )
     reader_options(dump)
-    dump.add_argument("--format", choices=("jsonl", "csv"), default="jsonl")
     dump.add_argument(
-        "--limit", type=_non_negative_int, default=None, metavar="N", help="stop after N records"
+        "--format",
+        choices=("jsonl", "csv"),
+        default="jsonl",
+        help="the output format (default: %(default)s)",
+    )
+    dump.add_argument(
+        "--limit",
+        type=_non_negative_int,
+        default=None,
+        metavar="N",
+        help="stop after N records in all (default: no limit)",
     )
     dump.set_defaults(run=_run_dump)
 
-    conv = commands.add_parser(
+    conv = command(
         "convert",
-        help="convert a stream to Parquet, Arrow, CSV or JSON Lines",
-        description="Convert a stream of items to another format. A file named by -o appears "
-        "only once the whole stream is converted; on any failure nothing is left under its "
-        "name. Parquet and Arrow need the 'arrow' extra.",
+        "convert streams to Parquet, Arrow, CSV or JSON Lines",
+        "Convert the records of each SOURCE, in turn, into one output. A file named by -o "
+        "appears only once every SOURCE has converted: on any failure (bad data, a full disk, "
+        "Ctrl-C) nothing is left under its name and a file already there is untouched. "
+        "Parquet and Arrow need the 'arrow' extra.",
     )
-    reader_options(conv, skip=False)
-    conv.add_argument("--to", required=True, choices=FORMATS, help="the output format")
+    reader_options(conv)
+    conv.add_argument("--to", required=True, choices=FORMATS, help="the output format (required)")
     conv.add_argument(
-        "-o", "--output", required=True, metavar="OUT", help="the file to write, or - for stdout"
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT",
+        help="the file to write, or - for stdout (required)",
     )
-    conv.add_argument(
-        "--progress",
-        choices=("auto", "always", "never"),
-        default="auto",
-        help="a progress bar on stderr (bytes and records per second); auto: when stderr is "
-        "a terminal and the conversion takes more than a moment (default: %(default)s)",
-    )
+    progress_option(conv, "bytes read, records and records per second")
     conv.set_defaults(run=_run_convert)
 
-    gen = commands.add_parser("generate", help="write a reproducible stream of items")
-    gen.add_argument("--path", required=True, help="the file to write, or - for stdout")
-    gen.add_argument("--messages", type=_non_negative_int, default=DEFAULT_MESSAGES, metavar="N")
-    gen.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    gen = command(
+        "generate",
+        "write a reproducible stream of items",
+        "Write N pseudo-random Items as concatenated MessagePack, reproducibly from a seed. "
+        f"The defaults write the {DEFAULT_MESSAGES}-record reference stream byte for byte "
+        "(559,439 bytes).",
+    )
+    gen.add_argument("--path", required=True, help="the file to write, or - for stdout (required)")
+    gen.add_argument(
+        "--messages",
+        type=_non_negative_int,
+        default=DEFAULT_MESSAGES,
+        metavar="N",
+        help="how many records to write (default: %(default)s)",
+    )
+    gen.add_argument(
+        "--seed",
+        type=int,
+        default=DEFAULT_SEED,
+        help="the random seed; the same seed writes the same bytes (default: %(default)s)",
+    )
+    progress_option(gen, "records written and records per second")
     gen.set_defaults(run=_run_generate)
     return parser
+
+
+def progress_option(command: argparse.ArgumentParser, shows: str) -> None:
+    command.add_argument(
+        "--progress",
+        choices=MODES,
+        default="auto",
+        help=f"a progress bar on stderr ({shows}); auto: only on a terminal, and only once "
+        "the job has run half a second (default: %(default)s)",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
     try:
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if getattr(args, "sources", []).count(STDIO) > 1:
+            parser.error("stdin (-) can be read only once")
         run: Callable[[argparse.Namespace], int] = args.run
         return run(args)
     except _Failure as exc:
@@ -174,11 +268,23 @@ def _silence_stdout() -> None:
         pass
 
 
-def _source(source: str) -> tuple[str, Source]:
-    """The name to show and the thing to read for a SOURCE argument (``-`` is stdin)."""
-    if source == STDIO:
-        return "<stdin>", sys.stdin.buffer
-    return source, source
+def _sources(arguments: Sequence[str]) -> list[tuple[str, Source]]:
+    """The name to show and the thing to read for each SOURCE argument (``-`` is stdin)."""
+    return [("<stdin>", sys.stdin.buffer) if a == STDIO else (a, a) for a in arguments]
+
+
+def _data_error(name: str, exc: ReaderError) -> _Failure:
+    """The error line for a data error: its source (once), location and reason."""
+    message = str(exc) if exc.source else f"{name}: {exc}"
+    if isinstance(exc, RecordTooLargeError):
+        # The library names its keyword; here the flag is what the user can change.
+        message = message.replace("max_record_size", "--max-record-size")
+    return _Failure(message)
+
+
+def _io_error(name: str, exc: OSError) -> _Failure:
+    where = exc.filename if exc.filename is not None else name
+    return _Failure(f"{where}: {exc.strerror or exc}")
 
 
 @contextmanager
@@ -187,43 +293,60 @@ def _reading(name: str, target: Source, **options: Any) -> Iterator[StreamingRea
     try:
         with StreamingReader(target, **options) as reader:
             yield reader
-            if reader.skipped:
-                first = reader.errors[0]
-                print(
-                    f"{name}: skipped {reader.skipped} invalid record"
-                    f"{'s' if reader.skipped != 1 else ''}; the first: {first}",
-                    file=sys.stderr,
-                )
     except ReaderError as exc:
-        raise _Failure(f"{name}: {exc}") from exc
+        raise _data_error(name, exc) from exc
     except BrokenPipeError:
         raise
     except OSError as exc:
-        raise _Failure(f"{name}: {exc.strerror or exc}") from exc
+        raise _io_error(name, exc) from exc
 
 
-def _summarise(reader: StreamingReader[Item]) -> tuple[int, int, float]:
+class _Skips:
+    """What ``--skip-invalid`` passed over, source by source, in one run."""
+
+    def __init__(self) -> None:
+        self._sources: list[tuple[str, int, ReaderError]] = []
+
+    def add(self, name: str, count: int, errors: Sequence[ReaderError]) -> None:
+        if count:
+            self._sources.append((name, count, errors[0]))
+
+    def report(self, records: int, names: Sequence[str]) -> None:
+        """Say on stderr what each source skipped; fail when that was all there was.
+
+        A run that skipped records and read none did not read data of the type at all (a text
+        file is a stream of small ints to a MessagePack decoder): that is an error, not success.
+        """
+        if self._sources and not records:
+            count = sum(count for _, count, _ in self._sources)
+            where = ", ".join(names)
+            skipped = _skipped(count, self._sources[0][2])
+            raise _Failure(f"no record of type Item found in {where}: {skipped}")
+        for name, count, first in self._sources:
+            print(f"{name}: {_skipped(count, first)}", file=sys.stderr)
+
+
+def _skipped(count: int, first: ReaderError) -> str:
+    located = f"record {first.index} at byte {first.offset}: {first.reason}"
+    where = f"{first.source}: " if first.source else ""
+    plural = "s" if count != 1 else ""
+    return f"skipped {count} invalid record{plural}; the first: {where}{located}"
+
+
+def _summarise(reader: StreamingReader[Item]) -> _Summary:
     count = 0
     sum_of_ids = 0
     start = time.perf_counter()
     for item in reader:
         count += 1
         sum_of_ids += item.id
-    return count, sum_of_ids, time.perf_counter() - start
-
-
-def _summary_line(count: int, sum_of_ids: int, seconds: float) -> str:
-    rate = count / seconds if seconds > 0 else float("inf")
-    return (
-        f"Read {count} messages, sum_of_ids is {sum_of_ids} "
-        f"in {seconds * 1e3:.2f} ms ({rate:,.0f} msg/s)"
-    )
+    return _Summary(count, sum_of_ids, seconds=time.perf_counter() - start)
 
 
 def _run_default(args: argparse.Namespace) -> int:
     data = pack_items(get_iter(DEFAULT_MESSAGES, DEFAULT_SEED))
     with _reading("<built-in reference stream>", data) as reader:
-        print(_summary_line(*_summarise(reader)))
+        print(_summarise(reader).line())
     return 0
 
 
@@ -237,67 +360,131 @@ def _reader_options(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+@dataclasses.dataclass
+class _Summary:
+    """What ``read`` reports of a source, or of several together."""
+
+    records: int = 0
+    sum_of_ids: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+    skipped: int = 0
+
+    def add(self, other: _Summary) -> None:
+        for field in dataclasses.fields(self):
+            setattr(self, field.name, getattr(self, field.name) + getattr(other, field.name))
+
+    def line(self) -> str:
+        rate = self.records / self.seconds if self.seconds > 0 else float("inf")
+        return (
+            f"Read {self.records} messages, sum_of_ids is {self.sum_of_ids} "
+            f"in {self.seconds * 1e3:.2f} ms ({rate:,.0f} msg/s)"
+        )
+
+
 def _run_read(args: argparse.Namespace) -> int:
-    with _reading(*_source(args.source), **_reader_options(args)) as reader:
-        count, sum_of_ids, seconds = _summarise(reader)
-        size = reader.bytes_read
-    if args.json:
-        summary = {
-            "source": args.source,
-            "records": count,
-            "sum_of_ids": sum_of_ids,
-            "bytes": size,
-            "seconds": seconds,
-            "skipped": reader.skipped,
-        }
-        print(json.dumps(summary))
+    sources = _sources(args.sources)
+    skips = _Skips()
+    total = _Summary()
+    for (name, target), argument in zip(sources, args.sources, strict=True):
+        with _reading(name, target, **_reader_options(args)) as reader:
+            summary = _summarise(reader)
+        summary.bytes = reader.bytes_read
+        summary.skipped = reader.skipped
+        skips.add(name, reader.skipped, reader.errors)
+        total.add(summary)
+        if len(sources) > 1:
+            # Each source is reported as it is done, before a later one can fail.
+            print(_report(args.json, name, {"source": argument}, summary), flush=True)
+    skips.report(total.records, [name for name, _ in sources])
+    if len(sources) == 1:
+        print(_report(args.json, None, {"source": args.sources[0]}, total))
     else:
-        print(_summary_line(count, sum_of_ids, seconds))
+        print(_report(args.json, "total", {"sources": list(args.sources)}, total, len(sources)))
     return 0
+
+
+def _report(
+    as_json: bool, label: str | None, keys: dict[str, Any], summary: _Summary, sources: int = 1
+) -> str:
+    if as_json:
+        return json.dumps({**keys, **dataclasses.asdict(summary)})
+    line = summary.line() + (f" from {sources} sources" if sources > 1 else "")
+    return f"{label}: {line}" if label else line
 
 
 def _run_dump(args: argparse.Namespace) -> int:
     names = [field.name for field in dataclasses.fields(Item)]
     values: Callable[[Item], tuple[Any, ...]] = operator.attrgetter(*names)
     out = sys.stdout
-    with _reading(*_source(args.source), **_reader_options(args)) as reader:
-        records: Iterator[Item] = iter(reader)
-        if args.limit is not None:
-            records = itertools.islice(records, args.limit)
-        rows = (
-            CsvRows(out, names, text_fields(Item)) if args.format == "csv" else JsonRows(out, names)
-        )
-        rows.write(map(values, records))
+    rows = CsvRows(out, names, text_fields(Item)) if args.format == "csv" else JsonRows(out, names)
+    sources = _sources(args.sources)
+    skips = _Skips()
+    left = args.limit
+    written = 0
+    for name, target in sources:
+        if left == 0:
+            break
+        with _reading(name, target, **_reader_options(args)) as reader:
+            records: Iterator[Item] = iter(reader)
+            if left is not None:
+                records = itertools.islice(records, left)
+            counted = _Counted(map(values, records))
+            rows.write(counted)
+        skips.add(name, reader.skipped, reader.errors)
+        written += counted.count
+        if left is not None:
+            left -= counted.count
     out.flush()
+    skips.report(written, [name for name, _ in sources])
     return 0
 
 
+class _Counted:
+    """An iterator that counts what passes through it (dump's writers consume whole streams)."""
+
+    def __init__(self, rows: Iterator[Any]) -> None:
+        self._rows = rows
+        self.count = 0
+
+    def __iter__(self) -> Iterator[Any]:
+        for row in self._rows:
+            self.count += 1
+            yield row
+
+
 def _run_convert(args: argparse.Namespace) -> int:
-    name, source = _source(args.source)
+    sources = _sources(args.sources)
     to_stdout = args.output == STDIO
     destination = sys.stdout.buffer if to_stdout else args.output
-    with _progress(args.progress, name, _size(source)) as progress:
+    label = sources[0][0] if len(sources) == 1 else f"{len(sources)} sources"
+    sizes = [_size(target) for _, target in sources]
+    total = None if None in sizes else sum(size or 0 for size in sizes)
+    with _progress(args.progress, label, total, unit="bytes") as progress:
         try:
-            written = convert(
-                source,
+            result = convert(
+                [target for _, target in sources],
                 destination,
                 args.to,
                 max_record_size=args.max_record_size,
+                on_error="skip" if args.skip_invalid else "raise",
                 progress=progress,
             )
         except MissingExtraError as exc:
             raise _Failure(f"--to {args.to}: {exc}") from exc
         except ReaderError as exc:
-            raise _Failure(f"{name}: {exc}") from exc
+            raise _data_error(label, exc) from exc
         except BrokenPipeError:
             raise
         except OSError as exc:
-            where = exc.filename if exc.filename is not None else name
-            raise _Failure(f"{where}: {exc.strerror or exc}") from exc
+            raise _io_error(label, exc) from exc
+    skips = _Skips()
+    skips.add(label, result.skipped, result.errors)
+    skips.report(result.records, [name for name, _ in sources])
     if to_stdout:
         sys.stdout.buffer.flush()
     else:
-        print(f"Wrote {written} records to {args.output} ({args.to})")
+        print(f"Wrote {result.records} records to {args.output} ({args.to})")
     return 0
 
 
@@ -315,52 +502,43 @@ def _size(source: Source) -> int | None:
 
 
 @contextmanager
-def _progress(mode: str, name: str, total: int | None) -> Iterator[Progress | None]:
-    """A progress callback drawing a bar on stderr, or ``None`` when there is to be no bar.
-
-    In ``auto`` mode the bar is drawn only on a terminal, and only once the work has taken
-    half a second: a small input finishes before any bar would appear.
-    """
-    if mode == "never" or (mode == "auto" and not sys.stderr.isatty()):
-        yield None
-        return
+def _progress(
+    mode: Mode, label: str, total: int | None, *, unit: Literal["bytes", "records"]
+) -> Iterator[Update | None]:
+    """:func:`progress_bar`, with a missing tqdm under ``always`` as one error line."""
     try:
-        from tqdm import tqdm
-    except ModuleNotFoundError as exc:
-        if mode == "always":
-            message = missing_extra(exc, "arrow", feature="--progress")
-            raise _Failure(f"--progress: {message}") from exc
-        yield None
-        return
-    with tqdm(
-        total=total,
-        desc=name,
-        unit="B",
-        unit_scale=True,
-        unit_divisor=1024,
-        delay=0.5 if mode == "auto" else 0,
-        file=sys.stderr,
-        dynamic_ncols=True,
-    ) as bar:
+        with progress_bar(mode, label, total, unit=unit) as update:
+            yield update
+    except ProgressUnavailable as exc:
+        raise _Failure(f"--progress {mode}: {exc}") from None
 
-        def update(records: int, bytes_read: int) -> None:
-            elapsed = bar.format_dict["elapsed"]
-            rate = f", {records / elapsed:,.0f} records/s" if elapsed > 0 else ""
-            bar.set_postfix_str(f"{records:,} records{rate}", refresh=False)
-            bar.update(bytes_read - bar.n)
 
-        yield update
+_GENERATE_CHUNK = 8192  # records written between two updates of generate's bar
 
 
 def _run_generate(args: argparse.Namespace) -> int:
-    if args.path == STDIO:
-        out: IO[bytes] = sys.stdout.buffer
-        write_items(out, get_iter(args.messages, args.seed))
-        out.flush()
-        return 0
+    to_stdout = args.path == STDIO
+    items = get_iter(args.messages, args.seed)
+    label = "<stdout>" if to_stdout else args.path
     try:
-        written = generate(args.path, args.messages, args.seed)
+        with (
+            _progress(args.progress, label, args.messages, unit="records") as progress,
+            contextlib.nullcontext(sys.stdout.buffer)
+            if to_stdout
+            else open(args.path, "wb") as out,
+        ):
+            written = 0
+            records = 0
+            while chunk := list(itertools.islice(items, _GENERATE_CHUNK)):
+                written += write_items(out, chunk)
+                records += len(chunk)
+                if progress is not None:
+                    progress(records, records)
+            out.flush()
+    except BrokenPipeError:
+        raise
     except OSError as exc:
-        raise _Failure(f"{args.path}: {exc.strerror or exc}") from exc
-    print(f"Wrote {args.messages} messages ({written} bytes) to {args.path}")
+        raise _io_error(args.path, exc) from exc
+    if not to_stdout:
+        print(f"Wrote {args.messages} messages ({written} bytes) to {args.path}")
     return 0

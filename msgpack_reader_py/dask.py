@@ -1,6 +1,6 @@
 """Many files at once: a Dask Bag or DataFrame of their records, one partition per file.
 
-Needs the ``dask`` extra (``pip install 'msgpack-reader-py[dask]'``).
+Needs the ``dask`` extra (``pip install '.[dask]'`` in the project's clone).
 
 >>> from msgpack_reader_py.dask import read_dataframe
 >>> df = read_dataframe("s3://bucket/telemetry/*.msgpack")  # doctest: +SKIP

@@ -1,0 +1,158 @@
+"""The README runs: every ```python block as a script, and every ``msgpack-reader`` example line.
+
+Each example runs in a directory of its own holding the input files examples name, made here by
+the project's generator. An example that names an input this module cannot make fails, so a new
+example cannot slip in untested.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import msgpack
+import pytest
+
+from msgpack_reader_py import get_iter, pack_items
+from tests.reference import REFERENCE_MESSAGES
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.MULTILINE | re.DOTALL)
+INPUT_NAME = re.compile(r"[\w./*-]+\.msgpack(?:\.gz)?\b")
+CONNECTION = re.compile(r"create_connection\(\(\"localhost\", (\d+)\)\)")
+SUMMARY = re.compile(r"Read (\d+) messages, sum_of_ids is (\d+)")
+TIMEOUT = 180
+
+
+def fenced(language: str) -> list[str]:
+    """The README's code blocks in ``language``, in order."""
+    text = README.read_text(encoding="utf-8")
+    return [body for lang, body in FENCE.findall(text) if lang == language]
+
+
+def cli_examples() -> list[str]:
+    return [
+        line
+        for block in fenced("sh")
+        for line in block.splitlines()
+        if line.split(" ", 1)[0] == "msgpack-reader"
+    ]
+
+
+def _items(count: int) -> bytes:
+    return pack_items(get_iter(count))
+
+
+def _spans() -> bytes:
+    pack = msgpack.Packer().pack
+    return b"".join(pack([i, f"span-{i}", None if i % 3 == 0 else i / 4]) for i in range(20))
+
+
+INPUTS: dict[str, Callable[[Path], None]] = {
+    "data.msgpack": lambda d: (d / "data.msgpack").write_bytes(_items(REFERENCE_MESSAGES)),
+    "data.msgpack.gz": lambda d: (d / "data.msgpack.gz").write_bytes(gzip.compress(_items(500))),
+    "spans.msgpack": lambda d: (d / "spans.msgpack").write_bytes(_spans()),
+    "telemetry.msgpack": lambda d: (d / "telemetry.msgpack").write_bytes(_items(300)),
+    "telemetry/*.msgpack": lambda d: [
+        (d / "telemetry").mkdir(exist_ok=True),
+        (d / "telemetry" / "a.msgpack").write_bytes(_items(200)),
+        (d / "telemetry" / "b.msgpack").write_bytes(_items(100)),
+    ],
+}
+"""How to make each input file the examples name."""
+
+
+def make_inputs(text: str, directory: Path) -> None:
+    """Create every input ``text`` names in ``directory``; fail on one that cannot be made."""
+    for name in sorted(set(INPUT_NAME.findall(text))):
+        assert name in INPUTS, f"the README names {name!r}: teach {__name__}.INPUTS to make it"
+        INPUTS[name](directory)
+
+
+@pytest.fixture
+def records_server() -> Iterator[Callable[[int], None]]:
+    """Start a local server on a port an example connects to, sending it a few records."""
+    servers: list[socket.socket] = []
+    threads: list[threading.Thread] = []
+
+    def start(port: int) -> None:
+        server = socket.create_server(("localhost", port))
+        servers.append(server)
+
+        def serve() -> None:
+            connection, _ = server.accept()
+            with connection:
+                connection.sendall(_items(25))
+
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+        threads.append(thread)
+
+    yield start
+    for server in servers:
+        server.close()
+    for thread in threads:
+        thread.join(timeout=TIMEOUT)
+
+
+def test_the_readme_has_examples_to_run() -> None:
+    assert len(fenced("python")) >= 5
+    assert len(cli_examples()) >= 8
+
+
+@pytest.mark.parametrize("number", range(len(fenced("python"))))
+def test_python_block_runs_as_a_script(
+    number: int, tmp_path: Path, records_server: Callable[[int], None]
+) -> None:
+    """Run as ``python example.py``: names must be defined, and a ``__main__`` guard matters."""
+    block = fenced("python")[number]
+    make_inputs(block, tmp_path)
+    for port in CONNECTION.findall(block):
+        records_server(int(port))
+    (tmp_path / "example.py").write_text(block, encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "example.py"],
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert result.returncode == 0, f"README python block {number}:\n{block}\n{result.stderr}"
+    if "print(" in block:
+        assert result.stdout.strip(), f"README python block {number} printed nothing"
+
+
+def test_every_cli_example_line_runs(tmp_path: Path) -> None:
+    """The command-line examples, in order, in one directory: each succeeds, and a line whose
+    comment shows a summary prints that summary."""
+    lines = cli_examples()
+    make_inputs("\n".join(lines), tmp_path)
+    scripts = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": scripts + os.pathsep + os.environ.get("PATH", "")}
+    for line in lines:
+        result = subprocess.run(
+            ["bash", "-c", line],
+            cwd=tmp_path,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
+        assert result.returncode == 0, f"{line}\n{result.stderr}"
+        assert result.stderr == "", f"{line}\n{result.stderr}"
+        shown = SUMMARY.search(line.partition("#")[2])
+        if shown is not None:
+            printed = SUMMARY.search(result.stdout)
+            assert printed is not None, f"{line}\n{result.stdout}"
+            assert printed.groups() == shown.groups(), f"{line}\n{result.stdout}"
