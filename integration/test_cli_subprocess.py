@@ -330,7 +330,7 @@ DATA_FAILURES: dict[str, tuple[bytes, str]] = {
     "hostile str32 header": (
         GOOD + b"\x98\x01\xdb\xff\xff\xff\xff" + b"x" * 10,
         f"record 3 at byte {BAD_AT}: declares a str of 4294967295 bytes, "
-        f"over max_record_size={DEFAULT_LIMIT}",
+        f"over --max-record-size={DEFAULT_LIMIT}; pass a larger --max-record-size to read it",
     ),
     "not an item": (
         GOOD + msgpack.packb("ABCDEFGH") + GOOD,
@@ -387,8 +387,8 @@ def test_hostile_header_with_a_long_tail_and_a_small_limit(tmp_path: Path, comma
     result = run(command, str(path), "--max-record-size", "1000")
     assert_failed_with(result, f"{path}: record 3 at byte {BAD_AT}: ")
     line = result.stderr.rstrip("\n")
-    assert "over max_record_size=1000" in line
-    assert line.endswith("; pass a larger max_record_size to read it")
+    assert "over --max-record-size=1000; pass a larger --max-record-size" in line
+    assert line.endswith("; pass a larger --max-record-size to read it")
     assert dumped(result.stdout) == (GOOD_ITEMS if command == "dump" else [])
 
 

@@ -275,11 +275,15 @@ def _sources(arguments: Sequence[str]) -> list[tuple[str, Source]]:
 
 def _data_error(name: str, exc: ReaderError) -> _Failure:
     """The error line for a data error: its source (once), location and reason."""
-    message = str(exc) if exc.source else f"{name}: {exc}"
+    return _Failure(str(_for_the_command_line(exc, exc.source or name)))
+
+
+def _for_the_command_line(exc: ReaderError, source: str | None) -> ReaderError:
+    """``exc`` naming ``source``, and the flag where the library's message names its keyword."""
+    reason = exc.reason
     if isinstance(exc, RecordTooLargeError):
-        # The library names its keyword; here the flag is what the user can change.
-        message = message.replace("max_record_size", "--max-record-size")
-    return _Failure(message)
+        reason = reason.replace("max_record_size", "--max-record-size")
+    return type(exc)(reason, index=exc.index, offset=exc.offset, source=source)
 
 
 def _io_error(name: str, exc: OSError) -> _Failure:
@@ -319,18 +323,21 @@ class _Skips:
         """
         if self._sources and not records:
             count = sum(count for _, count, _ in self._sources)
-            where = ", ".join(names)
-            skipped = _skipped(count, self._sources[0][2])
-            raise _Failure(f"no record of type Item found in {where}: {skipped}")
+            first = self._sources[0][2]
+            if len(names) == 1:
+                where = f"{names[0]}: no record of type Item found"
+                raise _Failure(f"{where}: {_skipped(count, first, named=False)}")
+            where = f"no record of type Item found in {', '.join(names)}"
+            raise _Failure(f"{where}: {_skipped(count, first, named=True)}")
         for name, count, first in self._sources:
-            print(f"{name}: {_skipped(count, first)}", file=sys.stderr)
+            print(f"{name}: {_skipped(count, first, named=name != first.source)}", file=sys.stderr)
 
 
-def _skipped(count: int, first: ReaderError) -> str:
-    located = f"record {first.index} at byte {first.offset}: {first.reason}"
-    where = f"{first.source}: " if first.source else ""
+def _skipped(count: int, first: ReaderError, *, named: bool) -> str:
+    """``skipped N invalid records; the first: <located error>``, its source ``named`` or not."""
     plural = "s" if count != 1 else ""
-    return f"skipped {count} invalid record{plural}; the first: {where}{located}"
+    error = _for_the_command_line(first, first.source if named else None)
+    return f"skipped {count} invalid record{plural}; the first: {error}"
 
 
 def _summarise(reader: StreamingReader[Item]) -> _Summary:
@@ -417,15 +424,18 @@ def _run_dump(args: argparse.Namespace) -> int:
     names = [field.name for field in dataclasses.fields(Item)]
     values: Callable[[Item], tuple[Any, ...]] = operator.attrgetter(*names)
     out = sys.stdout
-    rows = CsvRows(out, names, text_fields(Item)) if args.format == "csv" else JsonRows(out, names)
-    sources = _sources(args.sources)
+    rows: CsvRows | JsonRows | None = None  # made once the first source is open: no header
+    sources = _sources(args.sources)  # is written for a file that cannot be read
     skips = _Skips()
     left = args.limit
     written = 0
     for name, target in sources:
-        if left == 0:
+        if left == 0 and rows is not None:
             break
         with _reading(name, target, **_reader_options(args)) as reader:
+            if rows is None:
+                csv = args.format == "csv"
+                rows = CsvRows(out, names, text_fields(Item)) if csv else JsonRows(out, names)
             records: Iterator[Item] = iter(reader)
             if left is not None:
                 records = itertools.islice(records, left)

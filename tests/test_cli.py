@@ -510,7 +510,7 @@ def test_max_record_size_smaller_than_a_field(
     assert out == ""
     line = error_line(err)
     assert line.startswith(f"error: {reference_file}: record 0 at byte 0: ")
-    assert "max_record_size=10" in line
+    assert "over --max-record-size=10; pass a larger --max-record-size" in line
 
 
 def test_max_record_size_one_byte_too_small(
@@ -527,7 +527,7 @@ def test_max_record_size_one_byte_too_small(
     assert (status, out) == (EXIT_DATA_ERROR, "")
     line = error_line(err)
     assert f"record {first_too_large} at byte {record_offsets[first_too_large]}" in line
-    assert f"max_record_size={limit}" in line
+    assert f"over --max-record-size={limit}; pass a larger --max-record-size" in line
 
 
 # --- data and I/O errors -------------------------------------------------------------------------
@@ -831,7 +831,7 @@ def test_broken_pipe_points_stdout_at_devnull(
     # to the null device so that flush cannot fail.
     with open(reference_file.parent / "stdout.txt", "w") as stdout:
         monkeypatch.setattr(sys, "stdout", stdout)
-        monkeypatch.setattr(cli, "_summary_line", raise_broken_pipe)
+        monkeypatch.setattr(cli._Summary, "line", raise_broken_pipe)
         assert main(["read", str(reference_file)]) == EXIT_BROKEN_PIPE
         now = os.fstat(stdout.fileno())
         devnull = os.stat(os.devnull)
@@ -878,6 +878,6 @@ def test_keyboard_interrupt_during_dump(
 def test_keyboard_interrupt_during_generate(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(cli, "generate", raise_keyboard_interrupt)
+    monkeypatch.setattr(cli, "write_items", raise_keyboard_interrupt)
     assert main(["generate", "--path", str(tmp_path / "generated.msgpack")]) == EXIT_INTERRUPTED
     assert capsys.readouterr() == ("", "")
