@@ -55,25 +55,27 @@ def _spans() -> bytes:
     return b"".join(pack([i, f"span-{i}", None if i % 3 == 0 else i / 4]) for i in range(20))
 
 
-INPUTS: dict[str, Callable[[Path], None]] = {
-    "data.msgpack": lambda d: (d / "data.msgpack").write_bytes(_items(REFERENCE_MESSAGES)),
-    "data.msgpack.gz": lambda d: (d / "data.msgpack.gz").write_bytes(gzip.compress(_items(500))),
-    "spans.msgpack": lambda d: (d / "spans.msgpack").write_bytes(_spans()),
-    "telemetry.msgpack": lambda d: (d / "telemetry.msgpack").write_bytes(_items(300)),
-    "telemetry/*.msgpack": lambda d: [
-        (d / "telemetry").mkdir(exist_ok=True),
-        (d / "telemetry" / "a.msgpack").write_bytes(_items(200)),
-        (d / "telemetry" / "b.msgpack").write_bytes(_items(100)),
-    ],
+INPUTS: dict[str, Callable[[], dict[str, bytes]]] = {
+    "data.msgpack": lambda: {"data.msgpack": _items(REFERENCE_MESSAGES)},
+    "data.msgpack.gz": lambda: {"data.msgpack.gz": gzip.compress(_items(500))},
+    "spans.msgpack": lambda: {"spans.msgpack": _spans()},
+    "telemetry.msgpack": lambda: {"telemetry.msgpack": _items(300)},
+    "telemetry/*.msgpack": lambda: {
+        "telemetry/a.msgpack": _items(200),
+        "telemetry/b.msgpack": _items(100),
+    },
 }
-"""How to make each input file the examples name."""
+"""The files to make for each input the examples name."""
 
 
 def make_inputs(text: str, directory: Path) -> None:
     """Create every input ``text`` names in ``directory``; fail on one that cannot be made."""
     for name in sorted(set(INPUT_NAME.findall(text))):
         assert name in INPUTS, f"the README names {name!r}: teach {__name__}.INPUTS to make it"
-        INPUTS[name](directory)
+        for relative, data in INPUTS[name]().items():
+            path = directory / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
 
 
 @pytest.fixture
