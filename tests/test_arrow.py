@@ -10,16 +10,12 @@ values packed here, or from offsets measured while packing; never from the code 
 from __future__ import annotations
 
 import dataclasses
-import gc
 import gzip
 import io
 import itertools
-import os
 import struct
 import typing
-import warnings
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, Optional, Union
@@ -51,6 +47,7 @@ from msgpack_reader_py.arrow import (
     read_table,
 )
 from msgpack_reader_py.streaming_reader import DEFAULT_READ_SIZE
+from tests.helpers import assert_located, drain, is_open, no_resource_warning
 from tests.reference import REFERENCE_MESSAGES, REFERENCE_SIZE
 
 # --------------------------------------------------------------------------------------------
@@ -76,22 +73,6 @@ def expected_sizes(count: int, batch_size: int) -> list[int]:
     return [batch_size] * (count // batch_size) + rest
 
 
-def drain(batches: BatchReader) -> tuple[list[pa.RecordBatch], ReaderError]:
-    """Iterate until the reader raises; return the batches it yielded and the error."""
-    got: list[pa.RecordBatch] = []
-    with pytest.raises(ReaderError) as info:
-        got.extend(batches)
-    return got, info.value
-
-
-def assert_located(error: ReaderError, index: int, offset: int) -> None:
-    assert error.index == index
-    assert error.offset == offset
-    assert f"record {index} at byte {offset}" in str(error)
-    assert error.reason
-    assert error.reason in str(error)
-
-
 def assert_finished(batches: BatchReader) -> None:
     """After an error the reader yields nothing more: no resynchronisation."""
     with pytest.raises(StopIteration):
@@ -109,36 +90,6 @@ def canonical(value: object) -> tuple[object, ...]:
 
 def canonical_rows(rows: list[Row]) -> list[dict[str, tuple[object, ...]]]:
     return [{name: canonical(value) for name, value in row.items()} for row in rows]
-
-
-def is_open(path: Path) -> bool:
-    """Whether any of this process's file descriptors (or live file objects) refer to ``path``."""
-    target = os.path.realpath(path)
-    if os.path.isdir("/proc/self/fd"):
-        return any(link_of(entry) == target for entry in os.listdir("/proc/self/fd"))
-    return any(
-        isinstance(obj, io.IOBase)
-        and os.path.realpath(str(getattr(obj, "name", ""))) == target
-        and not obj.closed
-        for obj in gc.get_objects()
-    )
-
-
-def link_of(fd: str) -> str | None:
-    try:
-        return os.readlink(os.path.join("/proc/self/fd", fd))
-    except OSError:  # closed since it was listed
-        return None
-
-
-@contextmanager
-def no_resource_warning() -> Iterator[None]:
-    """The reader closes the file it opened itself: the file's finaliser never has to warn."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        yield
-        gc.collect()
-    assert [w.message for w in caught if issubclass(w.category, ResourceWarning)] == []
 
 
 class UnreadableSource:

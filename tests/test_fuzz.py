@@ -49,6 +49,7 @@ from msgpack_reader_py import (
     get_iter,
     pack_items,
 )
+from tests.helpers import Loose
 from tests.wellformed import is_decoded_value
 
 settings.register_profile("fuzz-ci", max_examples=2000, deadline=None)
@@ -65,12 +66,6 @@ SMALL_INPUT = 1024  # read one byte at a time only inputs up to this size
 INT64_MIN = -(2**63)
 UINT64_MAX = 2**64 - 1
 UINT32_MAX = 2**32 - 1
-
-
-@dataclass
-class Loose:
-    key: str
-    payload: Any
 
 
 # --------------------------------------------------------------------------------------------

@@ -5,11 +5,9 @@ from __future__ import annotations
 import collections
 import gc
 import io
-import os
-import warnings
 from array import array
 from collections.abc import Callable, Generator, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -31,6 +29,7 @@ from msgpack_reader_py import (
     pack_items,
     read_items,
 )
+from tests.helpers import Loose, fds_pointing_at, is_open, no_resource_warning
 from tests.reference import REFERENCE_MESSAGES, REFERENCE_SIZE, REFERENCE_SUM_OF_IDS
 
 # --------------------------------------------------------------------------------------------
@@ -56,43 +55,6 @@ class OneBytePerRead(ReadOnlyStream):
     def read(self, size: int = -1) -> bytes:
         self.requested.append(size)
         return self._buffer.read(1)
-
-
-def fds_pointing_at(path: Path) -> int:
-    """How many of this process's file descriptors refer to ``path``."""
-    target = os.path.realpath(path)
-    fd_dir = "/proc/self/fd"
-    if os.path.isdir(fd_dir):
-        count = 0
-        for entry in os.listdir(fd_dir):
-            try:
-                link = os.readlink(os.path.join(fd_dir, entry))
-            except OSError:
-                continue
-            count += link == target
-        return count
-    # Without /proc: count the live, open file objects that name the path.
-    return sum(
-        1
-        for obj in gc.get_objects()
-        if isinstance(obj, io.IOBase)
-        and os.path.realpath(str(getattr(obj, "name", ""))) == target
-        and not obj.closed
-    )
-
-
-def is_open(path: Path) -> bool:
-    return fds_pointing_at(path) > 0
-
-
-@contextmanager
-def no_resource_warning() -> Iterator[None]:
-    """The reader closes its file itself: the file's own finaliser never has to (and warn)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        yield
-        gc.collect()
-    assert [w.message for w in caught if issubclass(w.category, ResourceWarning)] == []
 
 
 def rec(*values: Any) -> bytes:
@@ -756,12 +718,6 @@ class Mixed:
     flag: bool
     maybe: int | None
     numbers: list[int]
-
-
-@dataclass
-class Loose:
-    key: str
-    payload: Any
 
 
 @dataclass
