@@ -1,5 +1,5 @@
 """Helpers shared by the test modules: draining a reader to its error, locating the error,
-whether a file is still open, and the ``Loose`` record type.
+whether a file is still open, the ``Loose`` record type, and how many examples a property gets.
 
 Kept free of pytest so that a child process (integration/test_memory.py) can import it cheaply.
 """
@@ -19,6 +19,13 @@ from typing import Any, TypeVar
 from msgpack_reader_py import ReaderError
 
 T = TypeVar("T")
+
+CI = os.environ.get("CI") == "true"
+
+
+def examples(*, ci: int, local: int) -> int:
+    """Hypothesis examples for a property: more on CI (``CI=true``), fewer for a quick local run."""
+    return ci if CI else local
 
 
 @dataclass

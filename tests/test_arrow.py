@@ -448,19 +448,19 @@ def test_reference_table_from_every_source(
     assert not is_open(reference_path)
 
 
-def test_reference_table_from_the_reference_file_fixture(
-    reference_file: Path, reference_rows: list[Row]
+def test_reference_table_from_the_reference_path_fixture(
+    reference_path: Path, reference_rows: list[Row]
 ) -> None:
     """The shared reference file reads as the reference items."""
-    assert read_table(reference_file).to_pylist() == reference_rows
+    assert read_table(reference_path).to_pylist() == reference_rows
 
 
 @pytest.mark.parametrize("buffering", [-1, 0], ids=["buffered", "unbuffered"])
 def test_reference_table_from_an_open_binary_file(
-    buffering: int, reference_file: Path, reference_rows: list[Row]
+    buffering: int, reference_path: Path, reference_rows: list[Row]
 ) -> None:
     """A caller's open binary file is read fully and left open."""
-    with open(reference_file, "rb", buffering=buffering) as stream:
+    with open(reference_path, "rb", buffering=buffering) as stream:
         table = read_table(stream)
         assert not stream.closed
     assert table.to_pylist() == reference_rows
