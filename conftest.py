@@ -49,7 +49,8 @@ def small_path(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def reference_file(tmp_path: Path, reference_bytes: bytes) -> Path:
-    """The reference stream in a file."""
+    """The reference stream in a file of the test's own (beside which it may write); where the
+    file is only read, ``reference_path`` is enough."""
     path = tmp_path / "reference.msgpack"
     path.write_bytes(reference_bytes)
     return path

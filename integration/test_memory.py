@@ -30,20 +30,13 @@ FILLER_SIZE = 300 * 1000 * 1000
 WRITE_SIZE = 1 << 20
 PEAK_LIMIT_KB = 100 * 1000 * 1000 // 1024  # 100 MB, in the KiB that VmHWM counts
 TIMEOUT = 60.0
+ROOT = Path(__file__).resolve().parent.parent
 
 CHILD = r"""
 import json, os, socket, sys
-from dataclasses import dataclass
-from typing import Any
 
 from msgpack_reader_py import Item, ReaderError, StreamingReader
-
-
-@dataclass
-class Loose:
-    key: str
-    payload: Any
-
+from tests.helpers import Loose
 
 kind, where, type_name = sys.argv[1:4]
 if kind == "file":
@@ -124,6 +117,7 @@ class Writer(threading.Thread):
 def run_child(args: list[str], pass_fds: tuple[int, ...] = ()) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-c", CHILD, *args],
+        cwd=ROOT,  # where ``tests.helpers`` is importable from
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         pass_fds=pass_fds,

@@ -15,9 +15,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
+import msgpack
 import pytest
 
-from msgpack_reader_py import Item, ReaderError, StreamingReader, generate, pack_items
+from msgpack_reader_py import Item, ReaderError, StreamingReader, pack_items
 from tests.reference import (
     REFERENCE_MESSAGES,
     REFERENCE_SIZE,
@@ -59,18 +60,18 @@ def chunks(data: bytes, size: int = WRITE_SIZE) -> Iterator[bytes]:
 
 @pytest.mark.parametrize("as_type", [str, Path], ids=["str", "Path"])
 def test_file_path(
-    reference_file: Path, reference_items: list[Item], as_type: Callable[[Path], Any]
+    reference_path: Path, reference_items: list[Item], as_type: Callable[[Path], Any]
 ) -> None:
-    with StreamingReader(as_type(reference_file)) as reader:
-        assert reader.name == str(reference_file)
+    with StreamingReader(as_type(reference_path)) as reader:
+        assert reader.name == str(reference_path)
         items = list(reader)
         assert reader.bytes_read == REFERENCE_SIZE
     assert reader.closed
     assert items == reference_items
 
 
-def test_open_file_stays_open(reference_file: Path, reference_items: list[Item]) -> None:
-    with open(reference_file, "rb") as stream:
+def test_open_file_stays_open(reference_path: Path, reference_items: list[Item]) -> None:
+    with open(reference_path, "rb") as stream:
         with StreamingReader(stream) as reader:
             items = list(reader)
             assert reader.bytes_read == REFERENCE_SIZE
@@ -81,10 +82,10 @@ def test_open_file_stays_open(reference_file: Path, reference_items: list[Item])
 
 
 def test_open_file_from_the_middle(
-    reference_file: Path, reference_items: list[Item], reference_bytes: bytes
+    reference_path: Path, reference_items: list[Item], reference_bytes: bytes
 ) -> None:
     offset = len(pack_items(reference_items[:100]))
-    with open(reference_file, "rb") as stream:
+    with open(reference_path, "rb") as stream:
         stream.seek(offset)
         with StreamingReader(stream) as reader:
             items = list(reader)
@@ -92,8 +93,8 @@ def test_open_file_from_the_middle(
     assert items == reference_items[100:]
 
 
-def test_unbuffered_file(reference_file: Path, reference_items: list[Item]) -> None:
-    with open(reference_file, "rb", buffering=0) as stream:
+def test_unbuffered_file(reference_path: Path, reference_items: list[Item]) -> None:
+    with open(reference_path, "rb", buffering=0) as stream:
         assert list(StreamingReader(stream, read_size=1000)) == reference_items
 
 
@@ -108,10 +109,26 @@ def test_gzip_file(tmp_path: Path, reference_bytes: bytes, reference_items: list
     assert items == reference_items
 
 
-def test_one_million_records(tmp_path: Path) -> None:
+def million_records(reference_items: list[Item]) -> bytes:
+    """1,000,000 records, ids 0 to 999,999, the other fields the reference items' in turn.
+
+    Each record is put together from its packed id and a packed tail of seven fields (many
+    times quicker than drawing a million items): an array of 8 is 0x98, then its elements.
+    """
+    tails = [msgpack.packb(item.to_list()[1:]) for item in reference_items]
+    assert all(tail[:1] == b"\x97" for tail in tails)  # a fixarray of 7, dropped below
+    pack = msgpack.Packer().pack
+    count = len(tails)
+    return b"".join([b"\x98" + pack(i) + tails[i % count][1:] for i in range(1_000_000)])
+
+
+def test_one_million_records(tmp_path: Path, reference_items: list[Item]) -> None:
     path = tmp_path / "million.msgpack"
-    written = generate(path, 1_000_000)
-    assert path.stat().st_size == written
+    data = million_records(reference_items)
+    written = path.write_bytes(data)
+    assert path.stat().st_size == written == len(data)
+    final = [999_999, *reference_items[9_999].to_list()[1:]]
+    assert data.endswith(msgpack.packb(final))
     count = 0
     sum_of_ids = 0
     last: Item | None = None
@@ -125,6 +142,7 @@ def test_one_million_records(tmp_path: Path) -> None:
     assert sum_of_ids == 499999500000
     assert last is not None
     assert last.id == 999_999
+    assert last == Item.from_list(final)
 
 
 # --- pipes and sockets ---------------------------------------------------------------------------
@@ -274,7 +292,7 @@ def test_tcp_peer_reset_passes_through_after_the_records_that_arrived(
 
 
 def test_temporary_reader_yields_everything_and_leaks_nothing(
-    monkeypatch: pytest.MonkeyPatch, reference_file: Path
+    monkeypatch: pytest.MonkeyPatch, reference_path: Path
 ) -> None:
     # A file left open warns (ResourceWarning) from its finaliser, where the warning, an error
     # here, is reported through sys.unraisablehook rather than raised.
@@ -284,7 +302,7 @@ def test_temporary_reader_yields_everything_and_leaks_nothing(
     sum_of_ids = 0
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        for item in StreamingReader(reference_file):
+        for item in StreamingReader(reference_path):
             count += 1
             sum_of_ids += item.id
         gc.collect()
@@ -294,14 +312,14 @@ def test_temporary_reader_yields_everything_and_leaks_nothing(
 
 
 def test_temporary_reader_left_early_leaks_nothing(
-    monkeypatch: pytest.MonkeyPatch, reference_file: Path, reference_items: list[Item]
+    monkeypatch: pytest.MonkeyPatch, reference_path: Path, reference_items: list[Item]
 ) -> None:
     unraisable: list[Any] = []
     monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
     items: list[Item] = []
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        for item in StreamingReader(reference_file):
+        for item in StreamingReader(reference_path):
             items.append(item)
             if len(items) == 10:
                 break
@@ -310,13 +328,13 @@ def test_temporary_reader_left_early_leaks_nothing(
     assert unraisable == []
 
 
-def test_leak_detection_works(monkeypatch: pytest.MonkeyPatch, reference_file: Path) -> None:
+def test_leak_detection_works(monkeypatch: pytest.MonkeyPatch, reference_path: Path) -> None:
     # The check used above does see a file that is never closed.
     unraisable: list[Any] = []
     monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        stream = open(reference_file, "rb")  # noqa: SIM115 - leaked on purpose
+        stream = open(reference_path, "rb")  # noqa: SIM115 - leaked on purpose
         del stream
         gc.collect()
     assert len(unraisable) == 1

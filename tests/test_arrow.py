@@ -10,19 +10,16 @@ values packed here, or from offsets measured while packing; never from the code 
 from __future__ import annotations
 
 import dataclasses
-import gc
 import gzip
 import io
 import itertools
-import os
 import struct
 import typing
-import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, Optional, Union
+from unittest import mock
 
 import msgpack
 import pyarrow as pa
@@ -51,6 +48,7 @@ from msgpack_reader_py.arrow import (
     read_table,
 )
 from msgpack_reader_py.streaming_reader import DEFAULT_READ_SIZE
+from tests.helpers import assert_located, drain, is_open, no_resource_warning
 from tests.reference import REFERENCE_MESSAGES, REFERENCE_SIZE
 
 # --------------------------------------------------------------------------------------------
@@ -76,22 +74,6 @@ def expected_sizes(count: int, batch_size: int) -> list[int]:
     return [batch_size] * (count // batch_size) + rest
 
 
-def drain(batches: BatchReader) -> tuple[list[pa.RecordBatch], ReaderError]:
-    """Iterate until the reader raises; return the batches it yielded and the error."""
-    got: list[pa.RecordBatch] = []
-    with pytest.raises(ReaderError) as info:
-        got.extend(batches)
-    return got, info.value
-
-
-def assert_located(error: ReaderError, index: int, offset: int) -> None:
-    assert error.index == index
-    assert error.offset == offset
-    assert f"record {index} at byte {offset}" in str(error)
-    assert error.reason
-    assert error.reason in str(error)
-
-
 def assert_finished(batches: BatchReader) -> None:
     """After an error the reader yields nothing more: no resynchronisation."""
     with pytest.raises(StopIteration):
@@ -109,36 +91,6 @@ def canonical(value: object) -> tuple[object, ...]:
 
 def canonical_rows(rows: list[Row]) -> list[dict[str, tuple[object, ...]]]:
     return [{name: canonical(value) for name, value in row.items()} for row in rows]
-
-
-def is_open(path: Path) -> bool:
-    """Whether any of this process's file descriptors (or live file objects) refer to ``path``."""
-    target = os.path.realpath(path)
-    if os.path.isdir("/proc/self/fd"):
-        return any(link_of(entry) == target for entry in os.listdir("/proc/self/fd"))
-    return any(
-        isinstance(obj, io.IOBase)
-        and os.path.realpath(str(getattr(obj, "name", ""))) == target
-        and not obj.closed
-        for obj in gc.get_objects()
-    )
-
-
-def link_of(fd: str) -> str | None:
-    try:
-        return os.readlink(os.path.join("/proc/self/fd", fd))
-    except OSError:  # closed since it was listed
-        return None
-
-
-@contextmanager
-def no_resource_warning() -> Iterator[None]:
-    """The reader closes the file it opened itself: the file's finaliser never has to warn."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        yield
-        gc.collect()
-    assert [w.message for w in caught if issubclass(w.category, ResourceWarning)] == []
 
 
 class UnreadableSource:
@@ -496,40 +448,59 @@ def test_reference_table_from_every_source(
     assert not is_open(reference_path)
 
 
-def test_reference_table_from_the_reference_file_fixture(
-    reference_file: Path, reference_rows: list[Row]
+def test_reference_table_from_the_reference_path_fixture(
+    reference_path: Path, reference_rows: list[Row]
 ) -> None:
     """The shared reference file reads as the reference items."""
-    assert read_table(reference_file).to_pylist() == reference_rows
+    assert read_table(reference_path).to_pylist() == reference_rows
 
 
 @pytest.mark.parametrize("buffering", [-1, 0], ids=["buffered", "unbuffered"])
 def test_reference_table_from_an_open_binary_file(
-    buffering: int, reference_file: Path, reference_rows: list[Row]
+    buffering: int, reference_path: Path, reference_rows: list[Row]
 ) -> None:
     """A caller's open binary file is read fully and left open."""
-    with open(reference_file, "rb", buffering=buffering) as stream:
+    with open(reference_path, "rb", buffering=buffering) as stream:
         table = read_table(stream)
         assert not stream.closed
     assert table.to_pylist() == reference_rows
 
 
-@pytest.mark.parametrize("read_size", [1, 2, 7, 100, 4093, 65537, DEFAULT_READ_SIZE])
+# Reads of 1, 2 and 7 bytes over the stream's first 500 records (how pieces become batches is
+# tested on _rebatched itself, below); larger reads over all of it.
+READ_SIZES = [
+    *((read_size, 500) for read_size in (1, 2, 7)),
+    *((read_size, REFERENCE_MESSAGES) for read_size in (100, 4093, 65537, DEFAULT_READ_SIZE)),
+]
+
+
+@pytest.mark.parametrize(("read_size", "count"), READ_SIZES)
 def test_reference_table_whatever_the_read_size(
-    read_size: int, reference_bytes: bytes, reference_rows: list[Row]
+    read_size: int,
+    count: int,
+    reference_bytes: bytes,
+    record_offsets: list[int],
+    reference_rows: list[Row],
 ) -> None:
     """Chunking (records split across reads) never changes the table."""
-    table = read_table(reference_bytes, read_size=read_size)
-    assert table.to_pylist() == reference_rows
+    table = read_table(reference_bytes[: record_offsets[count]], read_size=read_size)
+    assert table.to_pylist() == reference_rows[:count]
 
 
-@pytest.mark.parametrize("read_size", [7, 333])
+@pytest.mark.parametrize(("read_size", "count"), [(7, 500), (333, REFERENCE_MESSAGES)])
 def test_reference_table_from_a_file_with_small_reads(
-    read_size: int, reference_file: Path, reference_rows: list[Row]
+    read_size: int,
+    count: int,
+    tmp_path: Path,
+    reference_bytes: bytes,
+    record_offsets: list[int],
+    reference_rows: list[Row],
 ) -> None:
     """Small reads from a real file give the same table."""
-    with open(reference_file, "rb") as stream:
-        assert read_table(stream, read_size=read_size).to_pylist() == reference_rows
+    path = tmp_path / "reference.msgpack"
+    path.write_bytes(reference_bytes[: record_offsets[count]])
+    with open(path, "rb") as stream:
+        assert read_table(stream, read_size=read_size).to_pylist() == reference_rows[:count]
 
 
 # --------------------------------------------------------------------------------------------
@@ -568,25 +539,33 @@ def test_empty_file_gives_an_empty_table(tmp_path: Path) -> None:
 
 
 BATCH_SIZES = [1, 7, 1000, 9999, 10000, 10001, 65536]
-# Every batch size with reads of 7 bytes (at most one record finished per read, a tenth of the
-# cost of 1-byte reads), an odd size and the default; 1-byte reads for a few of them.
+# Every batch size with the default reads, a few with an odd read size; batches of 1 and 7 rows
+# over the stream's first 1000 records, the others over all of it. Reads of a few bytes (at
+# most one record finished per read) are the property test's, over short streams; every way
+# of cutting pieces into batches is tested on _rebatched itself.
 BATCHINGS = [
-    *itertools.product(BATCH_SIZES, [7, 333, DEFAULT_READ_SIZE]),
-    (7, 1),
-    (10001, 1),
+    *((batch_size, DEFAULT_READ_SIZE) for batch_size in BATCH_SIZES),
+    (7, 333),
+    (10001, 333),
 ]
 
 
 @pytest.mark.parametrize(("batch_size", "read_size"), BATCHINGS)
 def test_batches_are_full_except_the_last_and_hold_every_record(
-    batch_size: int, read_size: int, reference_bytes: bytes, reference_rows: list[Row]
+    batch_size: int,
+    read_size: int,
+    reference_bytes: bytes,
+    record_offsets: list[int],
+    reference_rows: list[Row],
 ) -> None:
     """Every batch but the last has batch_size rows; together they are every record, in order."""
-    batches = list(read_batches(reference_bytes, batch_size=batch_size, read_size=read_size))
-    assert [batch.num_rows for batch in batches] == expected_sizes(REFERENCE_MESSAGES, batch_size)
+    count = 1000 if batch_size < 10 else REFERENCE_MESSAGES
+    data = reference_bytes[: record_offsets[count]]
+    batches = list(read_batches(data, batch_size=batch_size, read_size=read_size))
+    assert [batch.num_rows for batch in batches] == expected_sizes(count, batch_size)
     assert all(isinstance(batch, pa.RecordBatch) for batch in batches)
     assert all(batch.schema == arrow_schema(Item) for batch in batches)
-    assert rows_of(batches) == reference_rows
+    assert rows_of(batches) == reference_rows[:count]
 
 
 def test_default_batch_size_is_published_and_used() -> None:
@@ -680,6 +659,113 @@ def test_batches_are_not_cut_by_bytes_below_the_limit(reference_bytes: bytes) ->
     """The real limit is far above the reference stream: only batch_size cuts."""
     batches = list(read_batches(reference_bytes, batch_size=4000, read_size=100))
     assert [batch.num_rows for batch in batches] == [4000, 4000, 2000]
+
+
+# --------------------------------------------------------------------------------------------
+# Cutting the reader's pieces into batches: _rebatched itself
+# --------------------------------------------------------------------------------------------
+
+ROW_BYTES = 8  # a row of the pieces below: one int64, no nulls
+
+
+def numbered_pieces(sizes: list[int]) -> list[pa.StructArray]:
+    """Pieces as the reader converts them per read: ``sizes[i]`` rows each, of one int64
+    column ``n`` numbering the rows 0, 1, 2, ... across all the pieces."""
+    starts = [0, *itertools.accumulate(sizes)]
+    return [
+        pa.StructArray.from_arrays([pa.array(range(start, start + size), pa.int64())], ["n"])
+        for start, size in zip(starts[:-1], sizes, strict=True)
+    ]
+
+
+def numbers_of(batches: list[pa.RecordBatch]) -> list[int | None]:
+    assert all(batch.schema.names == ["n"] for batch in batches)
+    return [n for batch in batches for n in batch.column("n").to_pylist()]
+
+
+def sizes_cut_by_bytes(sizes: list[int], batch_size: int, limit: int) -> list[int]:
+    """Rows per batch, counted in rows: after each piece, while the rows pending fill a batch
+    or their bytes reach ``limit``, a batch of at most ``batch_size`` of them is cut; what is
+    left at the end is the last batch."""
+    cuts: list[int] = []
+    pending = 0
+    for size in sizes:
+        pending += size
+        while pending >= batch_size or pending * ROW_BYTES >= limit:
+            cuts.append(min(pending, batch_size))
+            pending -= cuts[-1]
+    return cuts + ([pending] if pending else [])
+
+
+PIECE_SIZES = st.lists(st.integers(min_value=1, max_value=40), max_size=25)
+
+
+@settings(deadline=None, max_examples=300)
+@given(sizes=PIECE_SIZES, batch_size=st.integers(min_value=1, max_value=100))
+def test_rebatched_cuts_full_batches_but_the_last_from_any_pieces(
+    sizes: list[int], batch_size: int
+) -> None:
+    """Whatever the pieces' sizes: batches of batch_size rows, the last one shorter, every row
+    once and in order; a piece is split between batches where a batch fills."""
+    batches = list(arrow_module._rebatched(iter(numbered_pieces(sizes)), batch_size))
+    assert all(isinstance(batch, pa.RecordBatch) for batch in batches)
+    assert [batch.num_rows for batch in batches] == expected_sizes(sum(sizes), batch_size)
+    assert numbers_of(batches) == list(range(sum(sizes)))
+
+
+@settings(deadline=None, max_examples=300)
+@given(
+    sizes=PIECE_SIZES,
+    batch_size=st.integers(min_value=1, max_value=100),
+    limit_rows=st.integers(min_value=1, max_value=60),
+    extra=st.integers(min_value=0, max_value=ROW_BYTES - 1),
+)
+def test_rebatched_cuts_a_batch_once_its_bytes_reach_the_limit(
+    sizes: list[int], batch_size: int, limit_rows: int, extra: int
+) -> None:
+    """MAX_BATCH_BYTES is checked after each piece: the rows pending are cut into a batch as
+    soon as their bytes reach it (never before), batch_size still the most rows a batch holds."""
+    limit = (limit_rows - 1) * ROW_BYTES + 1 + extra  # reached by limit_rows rows, not fewer
+    with mock.patch.object(arrow_module, "MAX_BATCH_BYTES", limit):
+        batches = list(arrow_module._rebatched(iter(numbered_pieces(sizes)), batch_size))
+    assert [batch.num_rows for batch in batches] == sizes_cut_by_bytes(sizes, batch_size, limit)
+    assert numbers_of(batches) == list(range(sum(sizes)))
+    for batch in batches[:-1]:
+        assert batch.num_rows == batch_size or batch.nbytes >= limit
+        assert batch.num_rows <= batch_size
+
+
+@settings(deadline=None, max_examples=200)
+@given(sizes=PIECE_SIZES, batch_size=st.integers(min_value=1, max_value=100))
+def test_rebatched_delivers_the_pending_rows_before_the_pieces_exception(
+    sizes: list[int], batch_size: int
+) -> None:
+    """An exception that ends the pieces comes after a last batch of the rows still pending
+    (none if there are none), as it is."""
+    error = OSError("the source broke")
+
+    def failing() -> Iterator[pa.StructArray]:
+        yield from numbered_pieces(sizes)
+        raise error
+
+    batches: list[pa.RecordBatch] = []
+    with pytest.raises(OSError, match="the source broke") as info:
+        batches.extend(arrow_module._rebatched(failing(), batch_size))
+    assert info.value is error
+    assert [batch.num_rows for batch in batches] == expected_sizes(sum(sizes), batch_size)
+    assert numbers_of(batches) == list(range(sum(sizes)))
+
+
+def test_rebatched_gives_no_batch_for_no_pieces() -> None:
+    assert list(arrow_module._rebatched(iter([]), 10)) == []
+
+
+def test_the_limit_cuts_a_batch_at_the_piece_that_reaches_it() -> None:
+    """Worked example: pieces of 3, 3 and 4 rows, batches of 8, a limit of 5 rows' bytes."""
+    with mock.patch.object(arrow_module, "MAX_BATCH_BYTES", 5 * ROW_BYTES):
+        batches = list(arrow_module._rebatched(iter(numbered_pieces([3, 3, 4])), 8))
+    assert [batch.num_rows for batch in batches] == [6, 4]
+    assert numbers_of(batches) == list(range(10))
 
 
 # --------------------------------------------------------------------------------------------
@@ -806,12 +892,12 @@ def check_contract(
     assert_finished(reader)
 
 
-# Each position with each read size, except 1-byte reads up to the last record (a second each
-# time): that one is read 7 bytes at a time.
+# Each position with each read size, except 1-byte reads up to the last record (seconds each
+# time): small reads are the three other positions'.
 CHUNKINGS = [
     (position, read_size)
     for position in POSITIONS
-    for read_size in (1 if position != "last record" else 7, 100, DEFAULT_READ_SIZE)
+    for read_size in ((1,) if position != "last record" else ()) + (100, DEFAULT_READ_SIZE)
 ]
 
 
@@ -1242,16 +1328,21 @@ def test_close_in_the_middle_stops_reading(reference_bytes: bytes) -> None:
     assert list(reader) == []
 
 
-@pytest.mark.parametrize("read_size", [7, 1000, DEFAULT_READ_SIZE])
+@pytest.mark.parametrize(
+    ("read_size", "count"),
+    [(7, 500), (1000, REFERENCE_MESSAGES), (DEFAULT_READ_SIZE, REFERENCE_MESSAGES)],
+)
 def test_bytes_read_is_the_stream_length_once_exhausted(
-    read_size: int, reference_bytes: bytes
+    read_size: int, count: int, reference_bytes: bytes, record_offsets: list[int]
 ) -> None:
     """bytes_read ends at the stream's length, for bytes and streams."""
-    for source in (reference_bytes, io.BytesIO(reference_bytes)):
+    data = reference_bytes[: record_offsets[count]]
+    for source in (data, io.BytesIO(data)):
         reader = read_batches(source, batch_size=3000, read_size=read_size)
         assert reader.bytes_read == 0
         list(reader)
-        assert reader.bytes_read == REFERENCE_SIZE == len(reference_bytes)
+        assert reader.bytes_read == len(data)
+    assert count < REFERENCE_MESSAGES or len(data) == REFERENCE_SIZE
 
 
 def test_bytes_read_grows_with_what_was_read(reference_bytes: bytes) -> None:
@@ -1361,13 +1452,20 @@ def test_dataclass_string_annotations_are_resolved() -> None:
     [["value"], ["id", "value"], ["path", "id"], ITEM_FIELDS[::-1], ITEM_FIELDS],
     ids=["one", "two", "reordered", "all reversed", "all"],
 )
-@pytest.mark.parametrize("read_size", [7, DEFAULT_READ_SIZE])
+@pytest.mark.parametrize(
+    ("read_size", "count"), [(7, 500), (DEFAULT_READ_SIZE, REFERENCE_MESSAGES)]
+)
 def test_projection_builds_the_named_columns_in_the_order_asked(
-    reference_bytes: bytes, columns: list[str], read_size: int
+    reference_bytes: bytes,
+    record_offsets: list[int],
+    columns: list[str],
+    read_size: int,
+    count: int,
 ) -> None:
     """``columns=`` gives exactly those columns, in that order, with the full table's values."""
-    full = read_table(reference_bytes)
-    projected = read_table(reference_bytes, columns=columns, read_size=read_size)
+    data = reference_bytes[: record_offsets[count]]
+    full = read_table(data)
+    projected = read_table(data, columns=columns, read_size=read_size)
     assert projected.schema == pa.schema([arrow_schema(Item).field(name) for name in columns])
     assert projected.equals(full.select(columns))
 

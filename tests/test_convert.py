@@ -258,13 +258,13 @@ def test_convert_to_a_file(
 def test_convert_to_stdout(
     monkeypatch: pytest.MonkeyPatch,
     capsysbinary: pytest.CaptureFixture[bytes],
-    reference_file: Path,
+    reference_path: Path,
     reference_bytes: bytes,
     reference_items: list[Item],
     source: str,
     to: Format,
 ) -> None:
-    argument = str(reference_file)
+    argument = str(reference_path)
     if source == "stdin":
         argument = "-"
         fake_stdin(monkeypatch, io.BytesIO(reference_bytes))
@@ -275,14 +275,17 @@ def test_convert_to_stdout(
     assert read_back(out, to) == as_rows(reference_items)
     if to in TEXT_FORMATS:
         assert data_lines(out, to) == REFERENCE_MESSAGES
-    assert_directory_holds(reference_file.parent, {reference_file.name})
+    assert_directory_holds(reference_path.parent, {reference_path.name})
 
 
 def test_long_option_names(
-    capsys: pytest.CaptureFixture[str], reference_file: Path, reference_items: list[Item]
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    reference_path: Path,
+    reference_items: list[Item],
 ) -> None:
-    out = reference_file.parent / "out.jsonl"
-    argv = ["convert", str(reference_file), "--to=jsonl", "--output", str(out)]
+    out = tmp_path / "out.jsonl"
+    argv = ["convert", str(reference_path), "--to=jsonl", "--output", str(out)]
     assert main([*argv, "--progress", "never", "--max-record-size", "1000"]) == 0
     assert capsys.readouterr() == (summary(REFERENCE_MESSAGES, out, "jsonl"), "")
     assert read_back(out.read_bytes(), "jsonl") == as_rows(reference_items)
@@ -508,47 +511,47 @@ def test_missing_source_leaves_no_output(
 
 @pytest.mark.parametrize("to", FORMATS)
 def test_output_into_a_missing_directory_fails(
-    capsys: pytest.CaptureFixture[str], reference_file: Path, to: Format
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, reference_path: Path, to: Format
 ) -> None:
-    out = reference_file.parent / "no-such-directory" / f"out.{to}"
-    assert main(["convert", str(reference_file), "--to", to, "-o", str(out)]) == EXIT_DATA_ERROR
+    out = tmp_path / "no-such-directory" / f"out.{to}"
+    assert main(["convert", str(reference_path), "--to", to, "-o", str(out)]) == EXIT_DATA_ERROR
     stdout, err = capsys.readouterr()
     assert stdout == ""
     assert error_line(err).endswith(f": {os.strerror(errno.ENOENT)}")
     assert not out.parent.exists()
-    assert_directory_holds(reference_file.parent, {reference_file.name})
+    assert_directory_holds(tmp_path, set())
 
 
 @pytest.mark.parametrize("to", FORMATS)
 def test_output_onto_a_directory_fails_and_leaves_it(
-    capsys: pytest.CaptureFixture[str], reference_file: Path, to: Format
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, reference_path: Path, to: Format
 ) -> None:
-    out = reference_file.parent / "a-directory"
+    out = tmp_path / "a-directory"
     out.mkdir()
     (out / "inside").write_bytes(PREVIOUS)
-    assert main(["convert", str(reference_file), "--to", to, "-o", str(out)]) == EXIT_DATA_ERROR
+    assert main(["convert", str(reference_path), "--to", to, "-o", str(out)]) == EXIT_DATA_ERROR
     stdout, err = capsys.readouterr()
     assert stdout == ""
     assert error_line(err).endswith(f": {os.strerror(errno.EISDIR)}")
     assert (out / "inside").read_bytes() == PREVIOUS
     assert_directory_holds(out, {"inside"})
-    assert_directory_holds(reference_file.parent, {reference_file.name, out.name})
+    assert_directory_holds(tmp_path, {out.name})
 
 
 @pytest.mark.parametrize("where", ["missing directory", "directory as OUT"])
 def test_output_error_names_the_output_not_a_temporary_file(
-    capsys: pytest.CaptureFixture[str], reference_file: Path, where: str
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, reference_path: Path, where: str
 ) -> None:
     # The user named OUT; a temporary file beside it is an implementation detail they have
     # never seen, and cannot act upon.
     if where == "missing directory":
-        out = reference_file.parent / "no-such-directory" / "out.csv"
+        out = tmp_path / "no-such-directory" / "out.csv"
         reason = os.strerror(errno.ENOENT)
     else:
-        out = reference_file.parent / "a-directory"
+        out = tmp_path / "a-directory"
         out.mkdir()
         reason = os.strerror(errno.EISDIR)
-    assert main(["convert", str(reference_file), "--to", "csv", "-o", str(out)]) == 1
+    assert main(["convert", str(reference_path), "--to", "csv", "-o", str(out)]) == 1
     assert error_line(capsys.readouterr().err) == f"error: {out}: {reason}"
 
 
@@ -556,15 +559,15 @@ def test_output_error_names_the_output_not_a_temporary_file(
 def test_an_output_write_error_is_not_blamed_on_the_input(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-    reference_file: Path,
+    reference_path: Path,
     to: Format,
 ) -> None:
     # stdout on a full disk: the input is fine, the error line must not say otherwise.
     monkeypatch.setattr(sys, "stdout", FullStdout())
-    assert main(["convert", str(reference_file), "--to", to, "-o", "-"]) == EXIT_DATA_ERROR
+    assert main(["convert", str(reference_path), "--to", to, "-o", "-"]) == EXIT_DATA_ERROR
     line = error_line(capsys.readouterr().err)
     assert line.endswith(f": {os.strerror(errno.ENOSPC)}")
-    assert str(reference_file) not in line
+    assert str(reference_path) not in line
 
 
 # --- success: atomic replacement, permissions, the summary -------------------------------------
@@ -573,21 +576,22 @@ def test_an_output_write_error_is_not_blamed_on_the_input(
 @pytest.mark.parametrize("to", FORMATS)
 def test_an_existing_output_is_replaced_whole(
     capsys: pytest.CaptureFixture[str],
-    reference_file: Path,
+    tmp_path: Path,
+    reference_path: Path,
     reference_items: list[Item],
     to: Format,
 ) -> None:
-    out = reference_file.parent / f"out.{to}"
+    out = tmp_path / f"out.{to}"
     out.write_bytes(PREVIOUS)
     with out.open("rb") as old:
         old_inode = os.fstat(old.fileno()).st_ino
-        assert main(["convert", str(reference_file), "--to", to, "-o", str(out)]) == 0
+        assert main(["convert", str(reference_path), "--to", to, "-o", str(out)]) == 0
         # Renamed over, not rewritten: the old file is intact for whoever still has it open.
         assert old.read() == PREVIOUS
     assert out.stat().st_ino != old_inode
     assert capsys.readouterr() == (summary(REFERENCE_MESSAGES, out, to), "")
     assert read_back(out.read_bytes(), to) == as_rows(reference_items)
-    assert_directory_holds(reference_file.parent, {reference_file.name, out.name})
+    assert_directory_holds(tmp_path, {out.name})
 
 
 @pytest.mark.parametrize("to", FORMATS)
@@ -613,18 +617,19 @@ def test_out_keeps_its_previous_contents_until_the_conversion_is_done(
 @pytest.mark.parametrize("to", ["parquet", "csv"])
 def test_output_permissions_are_those_of_a_new_file(
     capsys: pytest.CaptureFixture[str],
-    reference_file: Path,
+    tmp_path: Path,
+    reference_path: Path,
     umask: int,
     previous: bool,
     to: str,
 ) -> None:
-    out = reference_file.parent / f"out.{to}"
+    out = tmp_path / f"out.{to}"
     if previous:
         out.write_bytes(PREVIOUS)
         out.chmod(0o600)
-    plain = reference_file.parent / "plain"
+    plain = tmp_path / "plain"
     plain.open("x").close()  # what any program creating a file gets under this umask
-    assert main(["convert", str(reference_file), "--to", to, "-o", str(out)]) == 0
+    assert main(["convert", str(reference_path), "--to", to, "-o", str(out)]) == 0
     capsys.readouterr()
     mode = stat.S_IMODE(out.stat().st_mode)
     assert mode == stat.S_IMODE(plain.stat().st_mode) == 0o666 & ~umask, oct(mode)
@@ -651,12 +656,13 @@ def test_output_permissions_are_those_of_a_new_file(
 def test_usage_errors(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-    reference_file: Path,
+    tmp_path: Path,
+    reference_path: Path,
     argv: list[str],
     named: str,
 ) -> None:
-    monkeypatch.chdir(reference_file.parent)
-    reference_file.rename("IN")
+    monkeypatch.chdir(tmp_path)
+    Path("IN").write_bytes(reference_path.read_bytes())
     with pytest.raises(SystemExit) as info:
         main(argv)
     assert info.value.code == EXIT_USAGE
@@ -665,7 +671,7 @@ def test_usage_errors(
     line = error_line(err)
     assert named in line
     assert "--help" in line
-    assert_directory_holds(reference_file.parent, {"IN"})
+    assert_directory_holds(tmp_path, {"IN"})
 
 
 def test_help_describes_convert(capsys: pytest.CaptureFixture[str]) -> None:
@@ -696,11 +702,11 @@ def test_library_writes_a_stream_and_leaves_it_open(
 @pytest.mark.parametrize("kind", ["str", "PathLike"])
 @pytest.mark.parametrize("to", FORMATS)
 def test_library_writes_a_path(
-    tmp_path: Path, reference_file: Path, reference_items: list[Item], to: Format, kind: str
+    tmp_path: Path, reference_path: Path, reference_items: list[Item], to: Format, kind: str
 ) -> None:
     out = tmp_path / f"out.{to}"
     destination: str | Path = str(out) if kind == "str" else out
-    assert convert(reference_file, destination, to) == REFERENCE_MESSAGES
+    assert convert(reference_path, destination, to) == REFERENCE_MESSAGES
     assert read_back(out.read_bytes(), to) == as_rows(reference_items)
     assert temporaries(out) == []
 
@@ -735,11 +741,11 @@ def test_library_progress_is_monotonic_and_ends_at_the_totals(
 
 @pytest.mark.parametrize("to", FORMATS)
 def test_library_progress_from_a_path(
-    reference_file: Path, reference_items: list[Item], to: Format
+    reference_path: Path, reference_items: list[Item], to: Format
 ) -> None:
     calls: list[tuple[int, int]] = []
     convert(
-        reference_file,
+        reference_path,
         io.BytesIO(),
         to,
         progress=lambda records, size: calls.append((records, size)),
@@ -876,18 +882,19 @@ def test_progress_never_draws_nothing_even_on_a_terminal(
 @pytest.mark.parametrize("to", FORMATS)
 def test_progress_always_draws_the_bar_on_stderr(
     capsys: pytest.CaptureFixture[str],
-    reference_file: Path,
+    tmp_path: Path,
+    reference_path: Path,
     reference_items: list[Item],
     to: Format,
 ) -> None:
-    out = reference_file.parent / f"out.{to}"
-    argv = ["convert", str(reference_file), "--to", to, "-o", str(out), "--progress", "always"]
+    out = tmp_path / f"out.{to}"
+    argv = ["convert", str(reference_path), "--to", to, "-o", str(out), "--progress", "always"]
     assert main(argv) == 0
     stdout, err = capsys.readouterr()
     assert stdout == summary(REFERENCE_MESSAGES, out, to)
     assert read_back(out.read_bytes(), to) == as_rows(reference_items)
     size = tqdm.format_sizeof(REFERENCE_SIZE, divisor=1024)
-    assert str(reference_file) in err  # the bar's label
+    assert str(reference_path) in err  # the bar's label
     assert f"{size}/{size}" in err, err  # bytes read of the file's size, to the end
     assert f"{REFERENCE_MESSAGES:,} records" in err, err
     assert "records/s" in err, err
@@ -959,12 +966,13 @@ def test_progress_auto_on_a_terminal_draws_the_bar_for_a_slow_job(
 def test_progress_always_without_tqdm_is_one_error_line(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-    reference_file: Path,
+    tmp_path: Path,
+    reference_path: Path,
     to: Format,
 ) -> None:
     monkeypatch.setitem(sys.modules, "tqdm", None)
-    out = reference_file.parent / f"out.{to}"
-    argv = ["convert", str(reference_file), "--to", to, "-o", str(out), "--progress", "always"]
+    out = tmp_path / f"out.{to}"
+    argv = ["convert", str(reference_path), "--to", to, "-o", str(out), "--progress", "always"]
     assert main(argv) == EXIT_DATA_ERROR
     stdout, err = capsys.readouterr()
     assert stdout == ""
@@ -972,7 +980,7 @@ def test_progress_always_without_tqdm_is_one_error_line(
     assert line.startswith("error: --progress")
     assert "tqdm" in line
     assert "install the 'arrow' extra" in line
-    assert_directory_holds(reference_file.parent, {reference_file.name})
+    assert_directory_holds(tmp_path, set())
 
 
 def test_progress_auto_without_tqdm_on_a_terminal_just_draws_no_bar(
@@ -1000,32 +1008,34 @@ def test_progress_auto_without_tqdm_on_a_terminal_just_draws_no_bar(
 def test_column_formats_without_pyarrow_are_one_error_line(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-    reference_file: Path,
+    tmp_path: Path,
+    reference_path: Path,
     to: Format,
 ) -> None:
     block_pyarrow(monkeypatch)
-    out = reference_file.parent / f"out.{to}"
-    assert main(["convert", str(reference_file), "--to", to, "-o", str(out)]) == EXIT_DATA_ERROR
+    out = tmp_path / f"out.{to}"
+    assert main(["convert", str(reference_path), "--to", to, "-o", str(out)]) == EXIT_DATA_ERROR
     stdout, err = capsys.readouterr()
     assert stdout == ""
     line = error_line(err)
     assert line.startswith(f"error: --to {to}: ")
     assert "pyarrow" in line
     assert "install the 'arrow' extra" in line
-    assert_directory_holds(reference_file.parent, {reference_file.name})
+    assert_directory_holds(tmp_path, set())
 
 
 @pytest.mark.parametrize("to", TEXT_FORMATS)
 def test_text_formats_need_no_pyarrow(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-    reference_file: Path,
+    tmp_path: Path,
+    reference_path: Path,
     reference_items: list[Item],
     to: Format,
 ) -> None:
     block_pyarrow(monkeypatch)
-    out = reference_file.parent / f"out.{to}"
-    assert main(["convert", str(reference_file), "--to", to, "-o", str(out)]) == 0
+    out = tmp_path / f"out.{to}"
+    assert main(["convert", str(reference_path), "--to", to, "-o", str(out)]) == 0
     assert capsys.readouterr() == (summary(REFERENCE_MESSAGES, out, to), "")
     assert "msgpack_reader_py.arrow" not in sys.modules
     monkeypatch.undo()
@@ -1099,11 +1109,11 @@ def read_end_of_a_pipe() -> io.BufferedReader:
     ids=["path", "file", "BytesIO", "missing", "pipe", "bytes"],
 )
 def test_the_bar_knows_the_size_of_files_only(
-    reference_file: Path, source: Any, size: int | None
+    reference_path: Path, source: Any, size: int | None
 ) -> None:
     from msgpack_reader_py.cli import _size
 
-    opened = source(reference_file)
+    opened = source(reference_path)
     try:
         assert _size(opened) == size
     finally:

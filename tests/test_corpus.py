@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,17 +20,10 @@ import pytest
 import msgpack_reader_py
 from msgpack_reader_py import Item, ReaderError, RecordError, StreamingReader
 from tests.corpus import make_corpus
+from tests.helpers import Loose
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 MANIFEST = CORPUS / "manifest.json"
-
-
-@dataclass
-class Loose:
-    """A record of two fields, the second of any type: nested values pass straight through."""
-
-    key: str
-    payload: Any
 
 
 RECORD_TYPES: dict[str, type[Any]] = {"Item": Item, "Loose": Loose}

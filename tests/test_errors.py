@@ -22,6 +22,7 @@ from msgpack_reader_py import (
     pack_items,
 )
 from msgpack_reader_py.streaming_reader import DEFAULT_READ_SIZE
+from tests.helpers import Loose, assert_located, drain
 
 # --------------------------------------------------------------------------------------------
 # Helpers
@@ -49,36 +50,12 @@ def field_offsets(values: list[Any]) -> list[int]:
     return offsets
 
 
-def drain(reader: StreamingReader[Any]) -> tuple[list[Any], ReaderError]:
-    """Iterate until the reader raises; return what it yielded and the error."""
-    got: list[Any] = []
-    with pytest.raises(ReaderError) as info:
-        got.extend(reader)
-    return got, info.value
-
-
-def assert_located(error: ReaderError, index: int, offset: int) -> None:
-    assert error.index == index
-    assert error.offset == offset
-    message = str(error)
-    assert f"record {index}" in message
-    assert f"byte {offset}" in message
-    assert error.reason
-    assert error.reason in message
-
-
 def assert_finished(reader: StreamingReader[Any]) -> None:
     """After an error the reader yields nothing more, ever: no resynchronisation."""
     with pytest.raises(StopIteration):
         next(reader)
     with pytest.raises(StopIteration):
         next(reader)
-
-
-@dataclass
-class Loose:
-    key: str
-    payload: Any
 
 
 @dataclass

@@ -17,7 +17,7 @@ spliced, hostile headers inserted anywhere, the end cut off. For every damaged s
 
 The number of examples comes from a profile of this file's own, applied to each test with
 ``@settings(parent=...)`` so that the rest of the suite keeps its settings: "fuzz-ci" (2000
-examples per property) when ``CI=true``, else "fuzz-dev" (200). Inputs are kept small, so that
+examples per property) when ``CI=true``, else "fuzz-dev" (100). Inputs are kept small, so that
 the whole file runs in about a minute even with the CI profile.
 """
 
@@ -49,10 +49,11 @@ from msgpack_reader_py import (
     get_iter,
     pack_items,
 )
+from tests.helpers import Loose
 from tests.wellformed import is_decoded_value
 
 settings.register_profile("fuzz-ci", max_examples=2000, deadline=None)
-settings.register_profile("fuzz-dev", max_examples=200, deadline=None)
+settings.register_profile("fuzz-dev", max_examples=100, deadline=None)
 PROFILE = "fuzz-ci" if os.environ.get("CI") == "true" else "fuzz-dev"
 FUZZ = settings(
     parent=settings.get_profile(PROFILE),
@@ -65,12 +66,6 @@ SMALL_INPUT = 1024  # read one byte at a time only inputs up to this size
 INT64_MIN = -(2**63)
 UINT64_MAX = 2**64 - 1
 UINT32_MAX = 2**32 - 1
-
-
-@dataclass
-class Loose:
-    key: str
-    payload: Any
 
 
 # --------------------------------------------------------------------------------------------

@@ -5,11 +5,9 @@ from __future__ import annotations
 import collections
 import gc
 import io
-import os
-import warnings
 from array import array
 from collections.abc import Callable, Generator, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -31,6 +29,7 @@ from msgpack_reader_py import (
     pack_items,
     read_items,
 )
+from tests.helpers import Loose, fds_pointing_at, is_open, no_resource_warning
 from tests.reference import REFERENCE_MESSAGES, REFERENCE_SIZE, REFERENCE_SUM_OF_IDS
 
 # --------------------------------------------------------------------------------------------
@@ -56,43 +55,6 @@ class OneBytePerRead(ReadOnlyStream):
     def read(self, size: int = -1) -> bytes:
         self.requested.append(size)
         return self._buffer.read(1)
-
-
-def fds_pointing_at(path: Path) -> int:
-    """How many of this process's file descriptors refer to ``path``."""
-    target = os.path.realpath(path)
-    fd_dir = "/proc/self/fd"
-    if os.path.isdir(fd_dir):
-        count = 0
-        for entry in os.listdir(fd_dir):
-            try:
-                link = os.readlink(os.path.join(fd_dir, entry))
-            except OSError:
-                continue
-            count += link == target
-        return count
-    # Without /proc: count the live, open file objects that name the path.
-    return sum(
-        1
-        for obj in gc.get_objects()
-        if isinstance(obj, io.IOBase)
-        and os.path.realpath(str(getattr(obj, "name", ""))) == target
-        and not obj.closed
-    )
-
-
-def is_open(path: Path) -> bool:
-    return fds_pointing_at(path) > 0
-
-
-@contextmanager
-def no_resource_warning() -> Iterator[None]:
-    """The reader closes its file itself: the file's own finaliser never has to (and warn)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        yield
-        gc.collect()
-    assert [w.message for w in caught if issubclass(w.category, ResourceWarning)] == []
 
 
 def rec(*values: Any) -> bytes:
@@ -473,8 +435,7 @@ def test_path_file_is_closed_when_abandoned_reader_is_dropped(
         _abandon(reader)
         assert is_open(small_path)
         del reader
-        gc.collect()
-    assert not is_open(small_path)
+    assert not is_open(small_path)  # no_resource_warning collected the garbage
 
 
 def test_path_file_is_closed_when_unstarted_reader_is_dropped(small_path: Path) -> None:
@@ -482,8 +443,7 @@ def test_path_file_is_closed_when_unstarted_reader_is_dropped(small_path: Path) 
         reader = StreamingReader(small_path)
         assert is_open(small_path)
         del reader
-        gc.collect()
-    assert not is_open(small_path)
+    assert not is_open(small_path)  # no_resource_warning collected the garbage
 
 
 def test_path_file_is_closed_when_an_abandoned_for_loop_drops_the_reader(
@@ -493,8 +453,7 @@ def test_path_file_is_closed_when_an_abandoned_for_loop_drops_the_reader(
         for item in StreamingReader(small_path):
             if item.id == 3:
                 break
-        gc.collect()
-    assert not is_open(small_path)
+    assert not is_open(small_path)  # no_resource_warning collected the garbage
 
 
 def test_path_file_is_closed_when_an_error_is_raised(truncated_path: Path) -> None:
@@ -568,22 +527,29 @@ def test_close_before_iterating_raises_on_next() -> None:
 
 
 def test_temporary_reader_in_for_loop_yields_everything(
-    small_path: Path, reference_bytes: bytes
+    tmp_path: Path, reference_bytes: bytes
 ) -> None:
-    """The reader object is dropped at once; iteration must not end with it."""
-    ids = []
-    for item in StreamingReader(small_path):
-        gc.collect()
-        ids.append(item.id)
-    assert ids == list(range(50))
-    assert not is_open(small_path)
+    """The reader object is dropped at once; iteration must not end with it.
 
+    Two temporary readers, a file's and a bytes object's, both read in 4 KiB pieces; garbage
+    is collected once, halfway, with each of them between two reads and records still to come.
+    """
+    path = tmp_path / "reference.msgpack"
+    path.write_bytes(reference_bytes)
+    ids = []
     count = 0
-    for _ in StreamingReader(reference_bytes, read_size=4096):
-        if count % 1000 == 0:
+    for item, _ in zip(
+        StreamingReader(path, read_size=4096),
+        StreamingReader(reference_bytes, read_size=4096),
+        strict=True,
+    ):
+        if count == REFERENCE_MESSAGES // 2:
             gc.collect()
+        ids.append(item.id)
         count += 1
+    assert ids == list(range(REFERENCE_MESSAGES))
     assert count == REFERENCE_MESSAGES
+    assert not is_open(path)
 
 
 def test_iterator_from_a_dropped_reader_keeps_going(reference_items: list[Item]) -> None:
@@ -756,12 +722,6 @@ class Mixed:
     flag: bool
     maybe: int | None
     numbers: list[int]
-
-
-@dataclass
-class Loose:
-    key: str
-    payload: Any
 
 
 @dataclass

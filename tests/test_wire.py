@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from msgpack_reader_py.wire import declared_excess
+from tests.helpers import examples
 
 scalars = (
     st.none()
@@ -29,7 +30,7 @@ values = st.recursive(
 )
 
 
-@settings(deadline=None, max_examples=300)
+@settings(deadline=None, max_examples=examples(ci=300, local=100))
 @given(values)
 def test_no_prefix_of_a_record_within_the_limit_is_refused(value: Any) -> None:
     data = msgpack.packb(value)
@@ -37,7 +38,7 @@ def test_no_prefix_of_a_record_within_the_limit_is_refused(value: Any) -> None:
         assert declared_excess(data[:cut], len(data)) is None
 
 
-@settings(deadline=None, max_examples=300)
+@settings(deadline=None, max_examples=examples(ci=300, local=100))
 @given(values)
 def test_a_whole_record_one_byte_over_the_limit_is_refused(value: Any) -> None:
     data = msgpack.packb(value)
