@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import hashlib
+import signal
 from pathlib import Path
 
 import pytest
 
 from msgpack_reader_py import Item, get_iter, pack_items
 from tests.reference import REFERENCE_MESSAGES, REFERENCE_SEED, REFERENCE_SHA256, offsets_of
+
+# A process started in the background by a non-interactive shell (CI runners, `cmd &`) inherits
+# SIGINT ignored, and so would every subprocess the tests start: their Ctrl-C tests would wait
+# for an interrupt that never comes. A handler, unlike "ignored", is reset to the default on exec.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
