@@ -388,7 +388,7 @@ def test_progress_with_stderr_piped(
     err = result.stderr.decode()
     size = tqdm.format_sizeof(REFERENCE_SIZE, divisor=1024)
     assert "<stdin>" in err
-    assert f"{size}/{size}" in err, err
+    assert f"{size}B/{size}B" in err, err
     assert f"{REFERENCE_MESSAGES:,} records" in err, err
     assert "records/s" in err, err
     assert "Traceback" not in err

@@ -29,9 +29,16 @@ try:
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
     raise missing_extra(exc, "arrow", feature="msgpack_reader_py.arrow") from None
 
+from .errors import RecordError
 from .model import Item
 from .schema import RecordSchema, describe
-from .streaming_reader import DEFAULT_MAX_RECORD_SIZE, DEFAULT_READ_SIZE, Source, StreamingReader
+from .streaming_reader import (
+    DEFAULT_MAX_RECORD_SIZE,
+    DEFAULT_READ_SIZE,
+    OnError,
+    Source,
+    StreamingReader,
+)
 
 __all__ = ["DEFAULT_BATCH_SIZE", "BatchReader", "arrow_schema", "read_batches", "read_table"]
 
@@ -177,6 +184,9 @@ class BatchReader:
             limited to the columns it builds.
         max_record_size: as :class:`~msgpack_reader_py.StreamingReader`'s. Default 100 MiB.
         read_size: as :class:`~msgpack_reader_py.StreamingReader`'s. Default 64 KiB.
+        on_error: ``"raise"`` (default) or ``"skip"``: pass over records that are not records
+            of the type, and records Arrow cannot hold, counting them in :attr:`skipped` and
+            keeping the first 100 in :attr:`errors`, as the reader's skip mode does.
     """
 
     schema: pa.Schema
@@ -191,6 +201,7 @@ class BatchReader:
         columns: Sequence[str] | None = None,
         max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
         read_size: int = DEFAULT_READ_SIZE,
+        on_error: OnError = "raise",
     ) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
             raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
@@ -206,6 +217,7 @@ class BatchReader:
             _Columns(self.schema, positions, labels),
             max_record_size=max_record_size,
             read_size=read_size,
+            on_error=on_error,
         )
         # A function of the reader, not a method: a generator bound to self would make a cycle,
         # and a dropped BatchReader would keep its file open until the cycle collector ran.
@@ -237,6 +249,16 @@ class BatchReader:
     def closed(self) -> bool:
         """Whether ``close()`` has been called."""
         return self._reader.closed
+
+    @property
+    def skipped(self) -> int:
+        """How many records ``on_error="skip"`` has passed over so far (0 in raise mode)."""
+        return self._reader.skipped
+
+    @property
+    def errors(self) -> list[RecordError]:
+        """The first 100 record errors that ``on_error="skip"`` passed over, in order."""
+        return self._reader.errors
 
     @property
     def bytes_read(self) -> int:
@@ -294,6 +316,7 @@ def read_batches(
     columns: Sequence[str] | None = None,
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     read_size: int = DEFAULT_READ_SIZE,
+    on_error: OnError = "raise",
 ) -> BatchReader:
     """Read ``source`` as ``pyarrow.RecordBatch``es; see :class:`BatchReader`.
 
@@ -307,6 +330,7 @@ def read_batches(
         columns=columns,
         max_record_size=max_record_size,
         read_size=read_size,
+        on_error=on_error,
     )
 
 
@@ -318,6 +342,7 @@ def read_table(
     columns: Sequence[str] | None = None,
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     read_size: int = DEFAULT_READ_SIZE,
+    on_error: OnError = "raise",
 ) -> pa.Table:
     """Read all of ``source`` into a ``pyarrow.Table`` of :func:`arrow_schema` (empty for an
     empty stream). Broken data raises the reader's error; to keep the records before it, use
@@ -329,5 +354,6 @@ def read_table(
         columns=columns,
         max_record_size=max_record_size,
         read_size=read_size,
+        on_error=on_error,
     ) as batches:
         return pa.Table.from_batches(list(batches), schema=batches.schema)

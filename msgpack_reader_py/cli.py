@@ -26,7 +26,7 @@ from typing import Any, Literal, NoReturn
 
 from ._extras import MissingExtraError
 from ._progress import MODES, Mode, ProgressUnavailable, Update, progress_bar
-from .convert import FORMATS, CsvRows, JsonRows, convert, text_fields
+from .convert import FORMATS, CsvRows, JsonRows, convert, replacing, text_fields
 from .errors import ReaderError, RecordTooLargeError
 from .generator import DEFAULT_SEED, get_iter, pack_items, write_items
 from .model import Item
@@ -465,21 +465,30 @@ class _Counted:
 
 def _run_convert(args: argparse.Namespace) -> int:
     sources = _sources(args.sources)
-    to_stdout = args.output == STDIO
-    destination = sys.stdout.buffer if to_stdout else args.output
-    label = sources[0][0] if len(sources) == 1 else f"{len(sources)} sources"
+    names = [name for name, _ in sources]
+    label = names[0] if len(sources) == 1 else f"{len(sources)} sources"
     sizes = [_size(target) for _, target in sources]
     total = None if None in sizes else sum(size or 0 for size in sizes)
+    to_stdout = args.output == STDIO
     with _progress(args.progress, label, total, unit="bytes") as progress:
         try:
-            result = convert(
-                [target for _, target in sources],
-                destination,
-                args.to,
-                max_record_size=args.max_record_size,
-                on_error="skip" if args.skip_invalid else "raise",
-                progress=progress,
-            )
+            with (
+                contextlib.nullcontext(sys.stdout.buffer) if to_stdout else replacing(args.output)
+            ) as out:
+                result = convert(
+                    [target for _, target in sources],
+                    out,
+                    args.to,
+                    max_record_size=args.max_record_size,
+                    on_error="skip" if args.skip_invalid else "raise",
+                    progress=progress,
+                )
+                # Inside the block: a run that found no record leaves no output file behind.
+                skips = _Skips()
+                skips.add(label, result.skipped, result.errors)
+                skips.report(result.records, names)
+                if to_stdout:
+                    _flush_stdout()
         except MissingExtraError as exc:
             raise _Failure(f"--to {args.to}: {exc}") from exc
         except ReaderError as exc:
@@ -488,14 +497,20 @@ def _run_convert(args: argparse.Namespace) -> int:
             raise
         except OSError as exc:
             raise _io_error(label, exc) from exc
-    skips = _Skips()
-    skips.add(label, result.skipped, result.errors)
-    skips.report(result.records, [name for name, _ in sources])
-    if to_stdout:
-        sys.stdout.buffer.flush()
-    else:
+    if not to_stdout:
         print(f"Wrote {result.records} records to {args.output} ({args.to})")
     return 0
+
+
+def _flush_stdout() -> None:
+    """Flush what is still buffered for stdout, naming stdout if that fails (a full disk)."""
+    try:
+        sys.stdout.buffer.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        exc.filename = exc.filename or "<stdout>"
+        raise
 
 
 def _size(source: Source) -> int | None:

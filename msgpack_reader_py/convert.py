@@ -8,6 +8,7 @@ when the whole stream has been converted: a failure leaves nothing under the fin
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import itertools
 import json
@@ -19,16 +20,32 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import IO, TYPE_CHECKING, Any, Literal, Protocol
 
+from .errors import RecordError
 from .model import Item
 from .schema import RecordSchema
-from .streaming_reader import DEFAULT_MAX_RECORD_SIZE, DEFAULT_READ_SIZE, Source, StreamingReader
+from .streaming_reader import (
+    DEFAULT_MAX_RECORD_SIZE,
+    DEFAULT_READ_SIZE,
+    OnError,
+    Source,
+    StreamingReader,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from .arrow import BatchReader
 
-__all__ = ["FORMATS", "CsvRows", "Format", "JsonRows", "convert", "text_fields"]
+__all__ = [
+    "FORMATS",
+    "Conversion",
+    "CsvRows",
+    "Format",
+    "JsonRows",
+    "convert",
+    "replacing",
+    "text_fields",
+]
 
 Format = Literal["parquet", "arrow", "csv", "jsonl"]
 FORMATS: tuple[Format, ...] = ("parquet", "arrow", "csv", "jsonl")
@@ -109,22 +126,40 @@ class _Rows(Protocol):
     def write(self, rows: Iterable[Sequence[Any]]) -> None: ...
 
 
+@dataclasses.dataclass(frozen=True)
+class Conversion:
+    """What :func:`convert` wrote and passed over."""
+
+    records: int
+    """Records written."""
+    skipped: int = 0
+    """Records ``on_error="skip"`` passed over."""
+    errors: list[RecordError] = dataclasses.field(default_factory=list)
+    """The first 100 of them, in order, each naming its source where the reader knew one."""
+
+
 def convert(
-    source: Source,
-    destination: str | os.PathLike[str] | IO[bytes],
+    source: Source | list[Source] | tuple[Source, ...],
+    destination: str | os.PathLike[str] | IO[bytes] | io.RawIOBase,
     to: Format,
     *,
     record_type: type[Any] = Item,
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
+    on_error: OnError = "raise",
     progress: Progress | None = None,
-) -> int:
-    """Convert the records of ``source`` to the format ``to``; return how many were written.
+) -> Conversion:
+    """Convert the records of ``source`` to the format ``to``; say how many were written.
 
-    ``destination`` is a path, written atomically (see the module's docstring), or a binary
-    stream, written as records arrive and left open. Records are validated against
-    ``record_type`` as ``StreamingReader(..., validate=True)`` does; broken data raises the
-    reader's :class:`~msgpack_reader_py.errors.ReaderError`. ``progress``, if given, is
-    called with the records written and bytes read so far after each batch.
+    ``source`` is anything :class:`~msgpack_reader_py.StreamingReader` reads, or a list or
+    tuple of such sources, read in turn into the one output. ``destination`` is a path,
+    written atomically (see the module's docstring), or a binary stream, written as records
+    arrive and left open. Records are validated against ``record_type`` as
+    ``StreamingReader(..., validate=True)`` does; broken data raises the reader's
+    :class:`~msgpack_reader_py.errors.ReaderError` (its ``source`` naming the source, where
+    the reader knows a name), after every record before it was written to a stream.
+    ``on_error="skip"`` passes over records that are not records of the type instead, and
+    counts them in the result. ``progress``, if given, is called with the records written and
+    the bytes read so far (over every source) after each batch.
 
     Formats: ``parquet`` (one row group per batch of up to 65536 records), ``arrow`` (the
     Arrow IPC file format, also known as Feather v2), ``csv`` (a header row, then one row per
@@ -133,50 +168,83 @@ def convert(
     """
     if to not in FORMATS:
         raise ValueError(f"to must be one of {', '.join(FORMATS)}; got {to!r}")
+    if on_error not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
     schema = RecordSchema(record_type)
     if to in ("csv", "jsonl") and any(bytes in (t or ()) for t in schema.allowed_types()):
         raise TypeError(f"{to} cannot hold the bytes fields of {record_type!r}; use parquet")
+    sources = list(source) if isinstance(source, (list, tuple)) else [source]
+    job = _Job(sources, to, schema, max_record_size, on_error, progress)
     if isinstance(destination, (str, os.PathLike)):
-        with _replacing(destination) as out:
-            return _convert(source, out, to, schema, max_record_size, progress)
-    named = _Named(destination, str(getattr(destination, "name", "<output>")))
-    return _convert(source, named, to, schema, max_record_size, progress)
+        with replacing(destination) as out:
+            return job.run(out)
+    return job.run(_Named(destination, str(getattr(destination, "name", "<output>"))))
 
 
-def _convert(
-    source: Source,
-    out: _Named,
-    to: Format,
-    schema: RecordSchema,
-    max_record_size: int,
-    progress: Progress | None,
-) -> int:
-    """One loop for every format: batches in (Arrow columns, or checked tuples for text),
-    written whole, counted, reported."""
-    batches: BatchReader | StreamingReader[list[Any]]
-    output: AbstractContextManager[Callable[[Any], None]]
-    if to in ("parquet", "arrow"):
-        from .arrow import BatchReader
+class _Job:
+    """One conversion: every source in turn, through one writer, counted and reported."""
 
-        batches = BatchReader(source, schema.record_type, max_record_size=max_record_size)
-        output = _columns_out(out, to, batches.schema)
-    else:
-        batches = StreamingReader._converting(
+    def __init__(
+        self,
+        sources: list[Source],
+        to: Format,
+        schema: RecordSchema,
+        max_record_size: int,
+        on_error: OnError,
+        progress: Progress | None,
+    ) -> None:
+        self.sources = sources
+        self.to = to
+        self.schema = schema
+        self.max_record_size = max_record_size
+        self.on_error = on_error
+        self.progress = progress
+
+    def _batches(self, source: Source) -> BatchReader | StreamingReader[list[Any]]:
+        """Batches of one source: Arrow columns, or the checked tuples for the text formats."""
+        if self.to in ("parquet", "arrow"):
+            from .arrow import BatchReader
+
+            return BatchReader(
+                source,
+                self.schema.record_type,
+                max_record_size=self.max_record_size,
+                on_error=self.on_error,
+            )
+        return StreamingReader._converting(
             source,
-            schema,
+            self.schema,
             _Tuples(),
-            max_record_size=max_record_size,
+            max_record_size=self.max_record_size,
             read_size=DEFAULT_READ_SIZE,
+            on_error=self.on_error,
         )
-        output = _text_out(out, to, schema)
-    written = 0
-    with batches, output as write:
-        for batch in batches:
-            write(batch)
-            written += len(batch)
-            if progress is not None:
-                progress(written, batches.bytes_read)
-    return written
+
+    def run(self, out: _Named) -> Conversion:
+        output: AbstractContextManager[Callable[[Any], None]]
+        if self.to in ("parquet", "arrow"):
+            from .arrow import arrow_schema
+
+            output = _columns_out(out, self.to, arrow_schema(self.schema.record_type))
+        else:
+            output = _text_out(out, self.to, self.schema)
+        written = skipped = read_before = 0
+        errors: list[RecordError] = []
+        with output as write:
+            for source in self.sources:
+                with self._batches(source) as batches:
+                    for batch in batches:
+                        write(batch)
+                        written += len(batch)
+                        if self.progress is not None:
+                            self.progress(written, read_before + batches.bytes_read)
+                    read_before += batches.bytes_read
+                    skipped += batches.skipped
+                    errors.extend(batches.errors[: _KEPT_ERRORS - len(errors)])
+        return Conversion(written, skipped, errors)
+
+
+_KEPT_ERRORS = 100
 
 
 @contextmanager
@@ -223,14 +291,16 @@ def _text_out(out: _Named, to: Format, schema: RecordSchema) -> Iterator[Callabl
         yield rows.write
         text.flush()
     finally:
-        text.detach()  # the stream is the caller's (or _replacing's) to close
+        text.detach()  # the stream is the caller's (or replacing's) to close
 
 
 @contextmanager
-def _replacing(path: str | os.PathLike[str]) -> Iterator[_Named]:
-    """A new file that replaces ``path`` when the block succeeds, and vanishes if it fails.
+def replacing(path: str | os.PathLike[str]) -> Iterator[_Named]:
+    """A new binary file that replaces ``path`` when the block succeeds, and vanishes if it
+    fails (an exception, ``KeyboardInterrupt`` included, leaves ``path`` as it was).
 
-    An ``OSError`` names ``path``, never the temporary file the user has not heard of.
+    It is written beside ``path`` under a temporary name and renamed into place at the end. An
+    ``OSError`` from it names ``path``, never the temporary file the user has not heard of.
     """
     target = os.fspath(path)
     directory, name = os.path.split(os.path.abspath(target))
@@ -270,7 +340,7 @@ class _Named(io.RawIOBase):
     """A binary output whose ``OSError``s name it: a full disk is blamed on the output, not on
     the source being read."""
 
-    def __init__(self, out: IO[bytes], name: str) -> None:
+    def __init__(self, out: IO[bytes] | io.RawIOBase, name: str) -> None:
         super().__init__()
         self._out = out
         self._closing = False

@@ -247,13 +247,12 @@ def records(
             elif plan.convert is not None:
                 if bad is not None:
                     del values[bad[0] :]
-                if values:
-                    converted, refused = _convert(plan.convert, values, index)
-                    if converted is not None:
-                        yield converted
-                    if refused is not None:
-                        position, error, cause = refused
-                        raise _located(error, _locate(position, previous, current)) from cause
+                yield from _converted(
+                    plan.convert,
+                    values,
+                    functools.partial(_in_batch, index, previous, current),
+                    skip,
+                )
                 if bad is not None:
                     position, error = bad
                     raise _located(error, _locate(position, previous, current)) from None
@@ -314,9 +313,15 @@ def _skipping(
     limit: int,
     skip: SkipLog,
 ) -> Generator[Any, None, None]:
-    """A batch with a bad record, in skip mode: record by record, logging what is skipped."""
+    """A batch with a bad record, in skip mode: record by record, logging what is skipped.
+
+    With a converter, the records that pass their checks are converted together afterwards."""
     anchor, pieces, since = previous
     starts = _starts(anchor, pieces, since, len(values) + 1)
+    # With a converter, refusals are found after the checks: log the batch's errors apart, to
+    # hand them over in the order of the records.
+    log = skip if plan.convert is None else SkipLog(keep=len(values))
+    passed: list[int] = []  # positions of the records left for the converter
     for position, value in enumerate(values):
         offset = starts[position]
         size = starts[position + 1] - offset
@@ -325,15 +330,63 @@ def _skipping(
                 f"{size} bytes, over max_record_size={limit}", index + position, offset
             )
         reason = plan.check_one(value)
-        if reason is None:
+        if reason is not None:
+            log.add(RecordError(reason, index=index + position, offset=offset))
+        elif plan.convert is not None:
+            passed.append(position)
+        else:
             try:
                 (record,) = plan.build((value,))
             except _CONVERSION_ERRORS as exc:
                 skip.add(_record_error(plan, value, exc, index + position, offset))
                 continue
             yield record
-        else:
-            skip.add(RecordError(reason, index=index + position, offset=offset))
+    if plan.convert is not None:
+        if passed:
+            yield from _converted(
+                plan.convert,
+                [values[position] for position in passed],
+                lambda at: (index + passed[at], starts[passed[at]]),
+                log,
+            )
+        for error in sorted(log.errors, key=operator.attrgetter("index")):
+            skip.add(error)
+
+
+def _in_batch(
+    index: int,
+    previous: tuple[int, list[Chunk], int],
+    current: tuple[int, list[Chunk]],
+    position: int,
+) -> tuple[int, int]:
+    """The index and offset of the batch's record at ``position`` (see :func:`_locate`)."""
+    return index + position, _locate(position, previous, current)
+
+
+def _converted(
+    convert: BatchConverter,
+    values: list[Any],
+    where: Callable[[int], tuple[int, int]],
+    skip: SkipLog | None,
+) -> Generator[Any, None, None]:
+    """``values`` converted in as few calls as the converter allows. A record it refuses is
+    located (``where(position)`` is its index and offset) and raised after the records before
+    it were converted, or, with ``skip``, logged and passed over."""
+    start = 0
+    while start < len(values):
+        rest = values if start == 0 else values[start:]
+        converted, refused = _convert(convert, rest, 0)
+        if converted is not None:
+            yield converted
+        if refused is None:
+            return
+        position, error, cause = refused
+        record_index, offset = where(start + position)
+        error = RecordError(error.reason, index=record_index, offset=offset)
+        if skip is None:
+            raise error from cause
+        skip.add(error)
+        start += position + 1
 
 
 def _starts(start: int, pieces: Sequence[Chunk], skip: int, count: int) -> list[int]:

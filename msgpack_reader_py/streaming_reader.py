@@ -24,6 +24,7 @@ from .schema import RecordSchema
 __all__ = [
     "DEFAULT_MAX_RECORD_SIZE",
     "DEFAULT_READ_SIZE",
+    "OnError",
     "Source",
     "StreamingReader",
     "read_items",
@@ -214,8 +215,7 @@ class StreamingReader(Generic[T]):
     ) -> None:
         if mapper is not None and not callable(mapper):
             raise TypeError(f"mapper must be callable, got {mapper!r}")
-        if on_error not in ("raise", "skip"):
-            raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+        _check_on_error(on_error)
         _check_sizes(max_record_size, read_size)
         self._start(
             source,
@@ -236,17 +236,21 @@ class StreamingReader(Generic[T]):
         *,
         max_record_size: int,
         read_size: int,
+        on_error: OnError = "raise",
     ) -> StreamingReader[Any]:
         """A reader whose items are whole batches of validated records of ``schema``, each
         converted by ``convert`` in one call (the Arrow columns of :mod:`.arrow`), with the
         same error contract: a refused record is located, the records before it converted
-        first."""
+        first. With ``on_error="skip"``, records that fail their checks or that the converter
+        refuses are passed over and logged, and the rest converted."""
         _check_sizes(max_record_size, read_size)
+        _check_on_error(on_error)
         reader: StreamingReader[Any] = cls.__new__(cls)
         reader._start(
             source,
             schema,
             validate=True,
+            skip=on_error == "skip",
             convert=convert,
             max_record_size=max_record_size,
             read_size=read_size,
@@ -416,6 +420,11 @@ def read_items(
         on_error=on_error,
     )
     return _drain(reader)
+
+
+def _check_on_error(on_error: str) -> None:
+    if on_error not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
 
 
 def _check_sizes(max_record_size: int, read_size: int) -> None:

@@ -31,7 +31,7 @@ from tqdm import tqdm
 from msgpack_reader_py import Item, get_iter, pack_items
 from msgpack_reader_py.arrow import arrow_schema
 from msgpack_reader_py.cli import main
-from msgpack_reader_py.convert import Format, convert
+from msgpack_reader_py.convert import Conversion, Format, convert
 from msgpack_reader_py.errors import ReaderError
 
 from .reference import REFERENCE_MESSAGES, REFERENCE_SIZE
@@ -605,7 +605,10 @@ def test_out_keeps_its_previous_contents_until_the_conversion_is_done(
     def progress(records: int, bytes_read: int) -> None:
         seen.append((out.read_bytes(), len(temporaries(out))))
 
-    assert convert(io.BytesIO(reference_bytes), out, to, progress=progress) == REFERENCE_MESSAGES
+    assert (
+        convert(io.BytesIO(reference_bytes), out, to, progress=progress).records
+        == REFERENCE_MESSAGES
+    )
     assert seen
     assert seen == [(PREVIOUS, 1)] * len(seen)
     assert read_back(out.read_bytes(), to) == as_rows(reference_items)
@@ -649,7 +652,7 @@ def test_output_permissions_are_those_of_a_new_file(
         (["convert", "--to", "csv", "-o", "OUT"], "SOURCE"),
         (["convert", "IN", "--to", "csv", "-o", "OUT", "--progress", "sometimes"], "--progress"),
         (["convert", "IN", "--to", "csv", "-o", "OUT", "--max-record-size", "0"], "--max-record"),
-        (["convert", "IN", "--to", "csv", "-o", "OUT", "--skip-invalid"], "--skip-invalid"),
+        (["convert", "IN", "--to", "csv", "-o", "OUT", "--skip-invalid=yes"], "--skip-invalid"),
     ],
     ids=lambda value: " ".join(value) if isinstance(value, list) else value,
 )
@@ -692,7 +695,7 @@ def test_library_writes_a_stream_and_leaves_it_open(
     reference_bytes: bytes, reference_items: list[Item], to: Format
 ) -> None:
     out = io.BytesIO()
-    assert convert(reference_bytes, out, to) == REFERENCE_MESSAGES
+    assert convert(reference_bytes, out, to) == Conversion(REFERENCE_MESSAGES)
     assert not out.closed
     assert out.tell() == len(out.getvalue())
     assert read_back(out.getvalue(), to) == as_rows(reference_items)
@@ -706,7 +709,7 @@ def test_library_writes_a_path(
 ) -> None:
     out = tmp_path / f"out.{to}"
     destination: str | Path = str(out) if kind == "str" else out
-    assert convert(reference_path, destination, to) == REFERENCE_MESSAGES
+    assert convert(reference_path, destination, to).records == REFERENCE_MESSAGES
     assert read_back(out.read_bytes(), to) == as_rows(reference_items)
     assert temporaries(out) == []
 
@@ -714,7 +717,7 @@ def test_library_writes_a_path(
 @pytest.mark.parametrize("to", FORMATS)
 def test_library_empty_source(tmp_path: Path, to: Format) -> None:
     out = tmp_path / f"out.{to}"
-    assert convert(b"", out, to) == 0
+    assert convert(b"", out, to) == Conversion(0)
     assert read_back(out.read_bytes(), to) == []
 
 
@@ -730,7 +733,7 @@ def test_library_progress_is_monotonic_and_ends_at_the_totals(
         to,
         progress=lambda records, size: calls.append((records, size)),
     )
-    assert written == count
+    assert written == Conversion(count)
     assert len(calls) >= 2  # more than one batch: progress along the way, not only at the end
     for (records, size), (next_records, next_size) in itertools.pairwise(calls):
         assert records <= next_records
@@ -836,7 +839,7 @@ def test_library_column_formats_hold_bytes_fields(
     records = [*BLOBS, [4, None]] if record_type is MaybeBlob else BLOBS
     data = b"".join(msgpack.packb(record) for record in records)
     out = tmp_path / f"out.{to}"
-    assert convert(data, out, to, record_type=record_type) == len(records)
+    assert convert(data, out, to, record_type=record_type).records == len(records)
     if to == "parquet":
         table = pq.read_table(out)
     else:
@@ -850,11 +853,11 @@ def test_library_other_record_types_to_text(tmp_path: Path) -> None:
     records: list[list[Any]] = [["a,b", 1.5, True, None], ["c", -2.0, False, "n\u00e9"]]
     data = b"".join(msgpack.packb(record) for record in records)
     stream = io.BytesIO()
-    assert convert(data, stream, "csv", record_type=Named) == 2
+    assert convert(data, stream, "csv", record_type=Named).records == 2
     rows = list(csv.reader(io.StringIO(stream.getvalue().decode(), newline="")))
     assert rows == [list(Named._fields), ["a,b", "1.5", "True", ""], ["c", "-2.0", "False", "né"]]
     stream = io.BytesIO()
-    assert convert(data, stream, "jsonl", record_type=Named) == 2
+    assert convert(data, stream, "jsonl", record_type=Named).records == 2
     lines = stream.getvalue().decode().splitlines()
     assert [json.loads(line) for line in lines] == [
         dict(zip(Named._fields, record, strict=True)) for record in records
@@ -895,7 +898,7 @@ def test_progress_always_draws_the_bar_on_stderr(
     assert read_back(out.read_bytes(), to) == as_rows(reference_items)
     size = tqdm.format_sizeof(REFERENCE_SIZE, divisor=1024)
     assert str(reference_path) in err  # the bar's label
-    assert f"{size}/{size}" in err, err  # bytes read of the file's size, to the end
+    assert f"{size}B/{size}B" in err, err  # bytes read of the file's size, to the end
     assert f"{REFERENCE_MESSAGES:,} records" in err, err
     assert "records/s" in err, err
     assert "Traceback" not in err
@@ -1071,7 +1074,7 @@ def test_csv_of_a_record_type_without_str_fields(tmp_path: Path) -> None:
     rows = [[index, index / 4] for index in range(5000)]
     data = b"".join(msgpack.packb(row) for row in rows)
     out = tmp_path / "numbers.csv"
-    assert convert(data, out, "csv", record_type=Numbers) == len(rows)
+    assert convert(data, out, "csv", record_type=Numbers).records == len(rows)
     lines = out.read_text().splitlines()
     assert lines[0] == "id,value"
     assert [[int(a), float(b)] for a, b in csv.reader(lines[1:])] == rows
