@@ -48,7 +48,7 @@ from msgpack_reader_py.arrow import (
     read_table,
 )
 from msgpack_reader_py.streaming_reader import DEFAULT_READ_SIZE
-from tests.helpers import assert_located, drain, is_open, no_resource_warning
+from tests.helpers import assert_located, drain, examples, is_open, no_resource_warning
 from tests.reference import REFERENCE_MESSAGES, REFERENCE_SIZE
 
 # --------------------------------------------------------------------------------------------
@@ -700,7 +700,7 @@ def sizes_cut_by_bytes(sizes: list[int], batch_size: int, limit: int) -> list[in
 PIECE_SIZES = st.lists(st.integers(min_value=1, max_value=40), max_size=25)
 
 
-@settings(deadline=None, max_examples=300)
+@settings(deadline=None, max_examples=examples(ci=300, local=100))
 @given(sizes=PIECE_SIZES, batch_size=st.integers(min_value=1, max_value=100))
 def test_rebatched_cuts_full_batches_but_the_last_from_any_pieces(
     sizes: list[int], batch_size: int
@@ -713,7 +713,7 @@ def test_rebatched_cuts_full_batches_but_the_last_from_any_pieces(
     assert numbers_of(batches) == list(range(sum(sizes)))
 
 
-@settings(deadline=None, max_examples=300)
+@settings(deadline=None, max_examples=examples(ci=300, local=100))
 @given(
     sizes=PIECE_SIZES,
     batch_size=st.integers(min_value=1, max_value=100),
@@ -735,7 +735,7 @@ def test_rebatched_cuts_a_batch_once_its_bytes_reach_the_limit(
         assert batch.num_rows <= batch_size
 
 
-@settings(deadline=None, max_examples=200)
+@settings(deadline=None, max_examples=examples(ci=200, local=100))
 @given(sizes=PIECE_SIZES, batch_size=st.integers(min_value=1, max_value=100))
 def test_rebatched_delivers_the_pending_rows_before_the_pieces_exception(
     sizes: list[int], batch_size: int

@@ -24,6 +24,7 @@ from msgpack_reader_py import (
     pack_items,
     write_items,
 )
+from tests.helpers import examples
 from tests.reference import offsets_of
 
 INT64_MIN = -(2**63)
@@ -104,7 +105,7 @@ def expected_after_cut(records: list[Item], offsets: list[int], cut: int) -> Out
 # --------------------------------------------------------------------------------------------
 
 
-@settings(deadline=None, max_examples=200)
+@settings(deadline=None, max_examples=examples(ci=200, local=100))
 @given(item_lists)
 def test_any_items_round_trip(records: list[Item]) -> None:
     stream = io.BytesIO()
@@ -220,7 +221,7 @@ def assert_same_outcome_everywhere(data: bytes, **options: Any) -> None:
         assert result == reference, name
 
 
-@settings(deadline=None, max_examples=150)
+@settings(deadline=None, max_examples=examples(ci=150, local=75))
 @given(damaged_streams())
 def test_same_outcome_from_every_source(data: bytes) -> None:
     assert_same_outcome_everywhere(data)
@@ -233,7 +234,7 @@ def test_same_outcome_from_every_source_with_validate_and_mapper(data: bytes) ->
     assert_same_outcome_everywhere(data, mapper=repr)
 
 
-@settings(deadline=None, max_examples=100)
+@settings(deadline=None, max_examples=examples(ci=100, local=50))
 @given(item_lists)
 def test_valid_streams_give_their_items_from_every_source(records: list[Item]) -> None:
     data = pack_items(records)
@@ -242,7 +243,7 @@ def test_valid_streams_give_their_items_from_every_source(records: list[Item]) -
         assert result == expected, name
 
 
-@settings(deadline=None, max_examples=100)
+@settings(deadline=None, max_examples=examples(ci=100, local=50))
 @given(damaged_streams(), st.integers(min_value=20, max_value=200))
 def test_outcome_with_a_small_max_record_size_does_not_depend_on_chunking(
     data: bytes, limit: int
