@@ -191,11 +191,11 @@ def _reading(name: str, target: Source, **options: Any) -> Iterator[StreamingRea
                 first = reader.errors[0]
                 print(
                     f"{name}: skipped {reader.skipped} invalid record"
-                    f"{'s' if reader.skipped != 1 else ''}; the first: {first}",
+                    f"{'s' if reader.skipped != 1 else ''}; the first: {first.in_source('')}",
                     file=sys.stderr,
                 )
     except ReaderError as exc:
-        raise _Failure(f"{name}: {exc}") from exc
+        raise _Failure(str(exc) if exc.source else f"{name}: {exc}") from exc
     except BrokenPipeError:
         raise
     except OSError as exc:
@@ -288,7 +288,7 @@ def _run_convert(args: argparse.Namespace) -> int:
         except MissingExtraError as exc:
             raise _Failure(f"--to {args.to}: {exc}") from exc
         except ReaderError as exc:
-            raise _Failure(f"{name}: {exc}") from exc
+            raise _Failure(str(exc) if exc.source else f"{name}: {exc}") from exc
         except BrokenPipeError:
             raise
         except OSError as exc:
