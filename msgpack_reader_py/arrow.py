@@ -266,6 +266,16 @@ class BatchReader:
         return self._reader.bytes_read
 
     @property
+    def source_bytes_read(self) -> int:
+        """Bytes taken from the source itself: the compressed bytes of a compressed source."""
+        return self._reader.source_bytes_read
+
+    @property
+    def compression(self) -> str | None:
+        """``"gzip"``, ``"bzip2"``, ``"xz"`` or ``"zstd"`` for a compressed source, else ``None``."""
+        return self._reader.compression
+
+    @property
     def name(self) -> str:
         """The source's name: its path, its ``name`` attribute, or its type."""
         return self._reader.name

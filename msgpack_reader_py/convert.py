@@ -51,7 +51,7 @@ Format = Literal["parquet", "arrow", "csv", "jsonl"]
 FORMATS: tuple[Format, ...] = ("parquet", "arrow", "csv", "jsonl")
 
 Progress = Callable[[int, int], None]
-"""Called as ``progress(records_written, bytes_read)`` after each batch."""
+"""Called as ``progress(records_written, source_bytes_read)`` after each batch."""
 
 
 class CsvRows:
@@ -159,7 +159,8 @@ def convert(
     the reader knows a name), after every record before it was written to a stream.
     ``on_error="skip"`` passes over records that are not records of the type instead, and
     counts them in the result. ``progress``, if given, is called with the records written and
-    the bytes read so far (over every source) after each batch.
+    the bytes taken from the sources so far (compressed bytes, for a compressed source: what a
+    file's size counts) after each batch.
 
     Formats: ``parquet`` (one row group per batch of up to 65536 records), ``arrow`` (the
     Arrow IPC file format, also known as Feather v2), ``csv`` (a header row, then one row per
@@ -237,8 +238,8 @@ class _Job:
                         write(batch)
                         written += len(batch)
                         if self.progress is not None:
-                            self.progress(written, read_before + batches.bytes_read)
-                    read_before += batches.bytes_read
+                            self.progress(written, read_before + batches.source_bytes_read)
+                    read_before += batches.source_bytes_read
                     skipped += batches.skipped
                     errors.extend(batches.errors[: _KEPT_ERRORS - len(errors)])
         return Conversion(written, skipped, errors)

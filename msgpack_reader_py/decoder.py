@@ -30,11 +30,12 @@ from typing import Any, Protocol, TypeVar
 
 import msgpack
 
+from . import sniff
 from .errors import DecodeError, ReaderError, RecordError, RecordTooLargeError, TruncatedStreamError
 from .schema import RecordSchema
 from .wire import declared_excess
 
-__all__ = ["BatchConverter", "Plan", "records", "unpacker_options"]
+__all__ = ["BatchConverter", "CompressedDataError", "Plan", "records", "unpacker_options"]
 
 Chunk = bytes | bytearray | memoryview
 
@@ -61,10 +62,24 @@ class ChunkSource(Protocol):
     """Where the loop gets its bytes: an iterable of chunks that counts what it has read."""
 
     bytes_read: int
+    source: str | None
+    """The name the reader's errors carry (a path, a stream's ``name``), if there is one."""
+    head: bytearray
+    """The stream's first bytes, to say what it looks like when its first record fails."""
 
     def __iter__(self) -> Any: ...
 
     def close(self) -> None: ...
+
+
+class CompressedDataError(Exception):
+    """Raised by a chunk source for bad compressed data; the loop locates it as a
+    ``TruncatedStreamError`` (``truncated``) or a ``DecodeError``."""
+
+    def __init__(self, reason: str, *, truncated: bool) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.truncated = truncated
 
 
 class BatchConverter(Protocol):
@@ -151,11 +166,12 @@ class SkipLog:
         self.count = 0
         self.errors: list[RecordError] = []
         self.keep = keep
+        self.chunks: ChunkSource | None = None  # set by records(): errors kept name the source
 
     def add(self, error: RecordError) -> None:
         self.count += 1
         if len(self.errors) < self.keep:
-            self.errors.append(error)
+            self.errors.append(error if self.chunks is None else _named(error, self.chunks))
 
 
 def records(
@@ -178,115 +194,142 @@ def records(
     retained: list[Chunk] = []  # the bytes from the anchor to the end of what was read
     unfinished_at = -1  # where the unfinished record starts, once located
     inspected = 0  # how many of its first bytes have been read for declared sizes
+    if skip is not None:
+        skip.chunks = chunks
     try:
-        for chunk in chunks:
-            retained.append(chunk)
-            try:
-                feed(chunk)
-            except msgpack.BufferFull as exc:  # pragma: no cover - see below
-                # The buffer holds limit + read_size bytes: only a payload over the limit would
-                # leave no room for one more chunk, and its header is refused before that (the
-                # tail check after a batch, or the head check of a chunk that finishes nothing).
-                # Kept so that msgpack's exception can never escape if that reasoning fails.
-                start = _boundary(anchor, retained, since_anchor)
-                held = chunks.bytes_read - len(chunk) - start
-                raise _too_large(
-                    f"over max_record_size={limit} ({held} bytes read and the record is not "
-                    "finished)",
-                    index,
-                    start,
-                ) from exc
-            try:
-                first = next(unpacker, _MISSING)
-            except _DECODER_ERRORS as exc:
-                start = _boundary(anchor, retained, since_anchor)
-                raise _decode_error(exc, plan.schema, limit, index, start) from exc
-            read = chunks.bytes_read
-            if first is _MISSING:
-                # No record finished in this chunk: a large record, or a hostile header. Its
-                # headers are read each time its known beginning has doubled, up to _HEAD_SIZE.
-                if unfinished_at < 0:
-                    unfinished_at = _boundary(anchor, retained, since_anchor)
-                    inspected = 0
-                have = min(read - unfinished_at, _HEAD_SIZE)
-                if have > inspected and have >= min(2 * inspected, _HEAD_SIZE):
-                    _check_declared(retained, anchor, unfinished_at, limit, index)
-                    inspected = have
-                if read - unfinished_at > limit:
+        try:
+            for chunk in chunks:
+                retained.append(chunk)
+                try:
+                    feed(chunk)
+                except msgpack.BufferFull as exc:  # pragma: no cover - see below
+                    # The buffer holds limit + read_size bytes: only a payload over the limit would
+                    # leave no room for one more chunk, and its header is refused before that (the
+                    # tail check after a batch, or the head check of a chunk that finishes nothing).
+                    # Kept so that msgpack's exception can never escape if that reasoning fails.
+                    start = _boundary(anchor, retained, since_anchor)
+                    held = chunks.bytes_read - len(chunk) - start
                     raise _too_large(
-                        f"over max_record_size={limit} ({read - unfinished_at} bytes read and "
-                        "the record is not finished)",
+                        f"over max_record_size={limit} ({held} bytes read and the record is not "
+                        "finished)",
                         index,
-                        unfinished_at,
+                        start,
+                    ) from exc
+                try:
+                    first = next(unpacker, _MISSING)
+                except _DECODER_ERRORS as exc:
+                    start = _boundary(anchor, retained, since_anchor)
+                    raise _decode_error(exc, plan.schema, limit, index, start) from exc
+                read = chunks.bytes_read
+                if first is _MISSING:
+                    # No record finished in this chunk: a large record, or a hostile header. Its
+                    # headers are read each time its known beginning has doubled, up to _HEAD_SIZE.
+                    if unfinished_at < 0:
+                        unfinished_at = _boundary(anchor, retained, since_anchor)
+                        inspected = 0
+                    have = min(read - unfinished_at, _HEAD_SIZE)
+                    if have > inspected and have >= min(2 * inspected, _HEAD_SIZE):
+                        _check_declared(retained, anchor, unfinished_at, limit, index)
+                        inspected = have
+                    if read - unfinished_at > limit:
+                        raise _too_large(
+                            f"over max_record_size={limit} ({read - unfinished_at} bytes read and "
+                            "the record is not finished)",
+                            index,
+                            unfinished_at,
+                        )
+                    continue
+                previous = (anchor, retained, since_anchor)
+                anchor = tell()
+                retained = [memoryview(chunk)[anchor - (read - len(chunk)) :]]
+                unfinished_at = -1
+                values = [first]
+                failure: Exception | None = None
+                try:
+                    values.extend(unpacker)
+                except _DECODER_ERRORS as exc:
+                    failure = exc
+                since_anchor = len(values) - 1
+                current = (anchor, retained)
+                bad: tuple[int, ReaderError] | None = None
+                if read - previous[0] > limit:
+                    # Only then can a record finished in this chunk be over the limit.
+                    bad = _first_too_large(previous, len(values), limit, index)
+                if plan.first_invalid is not None:
+                    invalid = plan.first_invalid(values)
+                    if invalid is not None and (bad is None or invalid[0] < bad[0]):
+                        position, reason = invalid
+                        error: ReaderError = RecordError(reason, index=index + position, offset=0)
+                        bad = (position, error)
+                if skip is not None and bad is not None:
+                    yield from _skipping(values, index, previous, plan, limit, skip)
+                elif plan.convert is not None:
+                    if bad is not None:
+                        del values[bad[0] :]
+                    yield from _converted(
+                        plan.convert,
+                        values,
+                        functools.partial(_in_batch, index, previous, current),
+                        skip,
                     )
-                continue
-            previous = (anchor, retained, since_anchor)
-            anchor = tell()
-            retained = [memoryview(chunk)[anchor - (read - len(chunk)) :]]
-            unfinished_at = -1
-            values = [first]
-            failure: Exception | None = None
-            try:
-                values.extend(unpacker)
-            except _DECODER_ERRORS as exc:
-                failure = exc
-            since_anchor = len(values) - 1
-            current = (anchor, retained)
-            bad: tuple[int, ReaderError] | None = None
-            if read - previous[0] > limit:
-                # Only then can a record finished in this chunk be over the limit.
-                bad = _first_too_large(previous, len(values), limit, index)
-            if plan.first_invalid is not None:
-                invalid = plan.first_invalid(values)
-                if invalid is not None and (bad is None or invalid[0] < bad[0]):
-                    position, reason = invalid
-                    error: ReaderError = RecordError(reason, index=index + position, offset=0)
-                    bad = (position, error)
-            if skip is not None and bad is not None:
-                yield from _skipping(values, index, previous, plan, limit, skip)
-            elif plan.convert is not None:
-                if bad is not None:
-                    del values[bad[0] :]
-                yield from _converted(
-                    plan.convert,
-                    values,
-                    functools.partial(_in_batch, index, previous, current),
-                    skip,
-                )
-                if bad is not None:
-                    position, error = bad
-                    raise _located(error, _locate(position, previous, current)) from None
-            else:
-                if bad is not None:
-                    del values[bad[0] :]
-                pending = iter(values)
-                while True:
-                    try:
-                        yield from plan.build(pending)
-                    except _CONVERSION_ERRORS as exc:
-                        position = len(values) - operator.length_hint(pending) - 1
-                        error = _record_error(plan, values[position], exc, index + position, 0)
-                        error = _located(error, _locate(position, previous, current))
-                        if skip is None:
-                            raise error from exc
-                        skip.add(error)  # and go on with the rest of the batch
-                        continue
-                    break
-                if bad is not None:
-                    position, error = bad
-                    raise _located(error, _locate(position, previous, current)) from None
-            index += len(values)
-            if failure is not None:
-                start = _locate(len(values), previous, current)
-                raise _decode_error(failure, plan.schema, limit, index, start) from failure
-            if _tail_may_claim_too_much(chunk, read, tell(), limit):
-                # Confirmed the slow way, so that a lookalike inside a value costs a replay,
-                # never a false refusal; a true claim fails now instead of after more reads.
-                start = _boundary(anchor, retained, since_anchor)
-                _check_declared(retained, anchor, start, limit, index)
+                    if bad is not None:
+                        position, error = bad
+                        raise _located(error, _locate(position, previous, current)) from None
+                else:
+                    if bad is not None:
+                        del values[bad[0] :]
+                    pending = iter(values)
+                    while True:
+                        try:
+                            yield from plan.build(pending)
+                        except _CONVERSION_ERRORS as exc:
+                            position = len(values) - operator.length_hint(pending) - 1
+                            error = _record_error(plan, values[position], exc, index + position, 0)
+                            error = _located(error, _locate(position, previous, current))
+                            if skip is None:
+                                raise error from exc
+                            skip.add(error)  # and go on with the rest of the batch
+                            continue
+                        break
+                    if bad is not None:
+                        position, error = bad
+                        raise _located(error, _locate(position, previous, current)) from None
+                index += len(values)
+                if failure is not None:
+                    start = _locate(len(values), previous, current)
+                    raise _decode_error(failure, plan.schema, limit, index, start) from failure
+                if _tail_may_claim_too_much(chunk, read, tell(), limit):
+                    # Confirmed the slow way, so that a lookalike inside a value costs a replay,
+                    # never a false refusal; a true claim fails now instead of after more reads.
+                    start = _boundary(anchor, retained, since_anchor)
+                    _check_declared(retained, anchor, start, limit, index)
+        except CompressedDataError as exc:
+            # The source's bytes end or break between chunks: every record read so far was
+            # handed over; the one in progress, if any, starts at the boundary.
+            start = _boundary(anchor, retained, since_anchor)
+            kind = TruncatedStreamError if exc.truncated else DecodeError
+            raise kind(exc.reason, index=index, offset=start) from exc.__cause__
         _check_end(unpacker, chunks.bytes_read, anchor, retained, since_anchor, limit, index)
+    except ReaderError as exc:
+        # The one place errors get the source's name, and the first record's error a word on
+        # what the stream looks like instead: nothing is paid for it per record.
+        named = _named(exc, chunks)
+        if named is exc:
+            raise
+        raise named.with_traceback(exc.__traceback__) from exc.__cause__
     finally:
         chunks.close()
+
+
+def _named(error: _E, chunks: ChunkSource) -> _E:
+    """``error`` naming the source, and, for the stream's first record, what the stream looks
+    like when that is not MessagePack; ``error`` itself when there is nothing to add."""
+    hint = sniff.foreign(chunks.head) if error.index == 0 else None
+    if hint is None and (chunks.source is None or error.source is not None):
+        return error
+    reason = error.reason if hint is None else f"{error.reason}; {hint}"
+    source = error.source or chunks.source
+    return type(error)(reason, index=error.index, offset=error.offset, source=source)
 
 
 def _convert(

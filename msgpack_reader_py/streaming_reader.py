@@ -8,18 +8,24 @@ decided once per stream (record constructor, checks, decoder limits) is decided 
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import io
+import lzma
 import os
+import typing
 from collections.abc import Callable, Generator, Iterator
 from types import TracebackType
 from typing import IO, Any, Generic, Literal, TypeVar, Union, overload
 
 import msgpack
 
-from .decoder import BatchConverter, Plan, SkipLog, records, unpacker_options
+from . import sniff
+from .decoder import BatchConverter, CompressedDataError, Plan, SkipLog, records, unpacker_options
 from .errors import RecordError
 from .model import Item
 from .schema import RecordSchema
+from .sniff import Compression
 
 __all__ = [
     "DEFAULT_MAX_RECORD_SIZE",
@@ -47,14 +53,22 @@ class _Chunks:
     """The source as an iterator of byte chunks; counts what it has read.
 
     Streams are read with ``read1`` where they have it, so a record is handed over as soon as
-    its last byte arrives from a pipe or socket instead of waiting for a full buffer.
+    its last byte arrives from a pipe or socket instead of waiting for a full buffer. With
+    ``decompress``, a source that starts with a compression's magic number is decompressed as
+    it is read (see :mod:`.sniff`); ``bytes_read`` then counts decompressed bytes and
+    ``source_bytes_read`` the compressed bytes taken from the source.
     """
 
-    def __init__(self, source: Source, read_size: int) -> None:
+    def __init__(self, source: Source, read_size: int, *, decompress: bool = True) -> None:
         self.bytes_read = 0
         self.owned = False
+        self.compression: Compression | None = None
+        self.head = bytearray()  # the first bytes (decompressed), to name foreign input
+        self.source: str | None = None  # the name errors carry, where there is one
+        self._decompress = decompress
         self._view: memoryview | None = None
         self._stream: Any = None
+        self._counted: _Counted | None = None
         self._read_size = read_size
         if isinstance(source, (bytes, bytearray, memoryview)):
             view = memoryview(source)
@@ -63,13 +77,16 @@ class _Chunks:
         elif isinstance(source, (str, os.PathLike)):
             self._stream = open(source, "rb")  # noqa: SIM115 - closed by close()
             self.owned = True
-            self.name = os.fsdecode(source)
+            self.name = self.source = os.fsdecode(source)
         elif isinstance(source, io.TextIOBase):
             raise TypeError(
                 f"{source!r} is a text stream; open it in binary mode ('rb') or pass .buffer"
             )
         elif callable(getattr(source, "read", None)):
             self._stream = source
+            name = getattr(source, "name", None)
+            # An int name is a file descriptor (open(fd), socket.makefile): no name to show.
+            self.source = name if isinstance(name, str) else None
             self.name = str(getattr(source, "name", f"<{type(source).__name__}>"))
         else:
             raise TypeError(
@@ -77,24 +94,76 @@ class _Chunks:
                 f"got {type(source).__name__}"
             )
 
+    @property
+    def source_bytes_read(self) -> int:
+        """Bytes taken from the source itself: compressed bytes when it is compressed."""
+        return self.bytes_read if self._counted is None else self._counted.count
+
     def __iter__(self) -> Iterator[bytes | bytearray | memoryview]:
         size = self._read_size
         if self._view is not None:
-            yield from self._split(self._view)
+            view = self._view
+            kind = sniff.compression(view) if self._decompress else None
+            if kind is None or not self._can_open(kind):
+                self.head += view[: sniff.HEAD_SIZE]
+                yield from self._split(view)
+                return
+            self._counted = _Counted(_ViewReader(view).read, self.name)
+            yield from self._chunks(_decompressor(kind, self._counted, size))
             return
         stream = self._stream
         read = getattr(stream, "read1", None) or stream.read
+        if not self._decompress:
+            yield from self._chunks(read)
+            return
+        # Read only what is there: a live source must not be held up waiting for bytes.
+        first = self._check(read(size))
+        while first and sniff.undecided(first):
+            more = self._check(read(size))
+            if not more:
+                break
+            first = bytes(first) + bytes(more)
+        kind = sniff.compression(first)
+        if kind is not None and self._can_open(kind):
+            self._counted = _Counted(read, self.name, bytes(first))
+            yield from self._chunks(_decompressor(kind, self._counted, size))
+            return
+        if first:
+            self.head += first[: sniff.HEAD_SIZE]
+            yield from self._split(memoryview(first))
+            yield from self._chunks(read)
+
+    def _can_open(self, kind: Compression) -> bool:
+        # Without zstandard, zstd data is read as it is: its first record fails, and the
+        # error names the extra to install (sniff.foreign).
+        ok = kind != "zstd" or sniff.zstd_module() is not None
+        if ok:
+            self.compression = kind
+        return ok
+
+    def _check(self, chunk: Any) -> bytes | bytearray | memoryview:
+        if chunk is None:
+            raise BlockingIOError(f"{self.name}: non-blocking sources are not supported")
+        if not isinstance(chunk, (bytes, bytearray, memoryview)):
+            raise TypeError(
+                f"{self.name}: read() returned {type(chunk).__name__}, not bytes; "
+                "open the source in binary mode"
+            )
+        return chunk
+
+    def _chunks(self, read: Callable[[int], Any]) -> Iterator[bytes | bytearray | memoryview]:
+        size = self._read_size
+        head = self.head
+        read = _failing_as_data(read, self) if self._counted is not None else read
         while True:
             chunk = read(size)
             if not chunk:
-                if chunk is None:
-                    raise BlockingIOError(f"{self.name}: non-blocking sources are not supported")
+                self._check(chunk)
                 return
             if not isinstance(chunk, (bytes, bytearray, memoryview)):
-                raise TypeError(
-                    f"{self.name}: read() returned {type(chunk).__name__}, not bytes; "
-                    "open the source in binary mode"
-                )
+                self._check(chunk)
+            if len(head) < sniff.HEAD_SIZE:
+                head += chunk[: sniff.HEAD_SIZE - len(head)]
             if len(chunk) > size:
                 # A source that ignores n: the decoder's buffer is sized for read_size pieces.
                 yield from self._split(memoryview(chunk))
@@ -119,6 +188,182 @@ class _Chunks:
         # so a reader dropped while its records are still being iterated keeps its file open.
         if getattr(self, "owned", False):
             self.close()
+
+
+class _ViewReader:
+    """``read(n)`` over a bytes-like source, for a decompressor to read from."""
+
+    def __init__(self, view: memoryview) -> None:
+        self._view = view
+        self._at = 0
+
+    def read(self, size: int = -1) -> bytes:
+        start = self._at
+        end = len(self._view) if size < 0 else start + size
+        self._at = min(end, len(self._view))
+        return bytes(self._view[start:end])
+
+
+class _Counted(io.RawIOBase):
+    """The compressed source as a decompressor reads it: the bytes read while sniffing first,
+    then the source's own ``read1`` (or ``read``), counted. Remembers the source's own
+    exception, so that it passes through as it is rather than as corrupt data."""
+
+    def __init__(self, read: Callable[[int], Any], name: str, first: bytes = b"") -> None:
+        super().__init__()
+        self._read = read
+        self._first = bytes(first)
+        self.count = 0
+        self.name = name
+        self.failure: BaseException | None = None
+        self.frames: _ZstdFrames | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        if self._first:
+            piece = self._first if size < 0 else self._first[:size]
+            self._first = self._first[len(piece) :]
+        else:
+            try:
+                piece = self._read(size if size >= 0 else DEFAULT_READ_SIZE)
+            except BaseException as exc:
+                self.failure = exc
+                raise
+            if piece is None:
+                raise BlockingIOError(f"{self.name}: non-blocking sources are not supported")
+            piece = bytes(piece)
+        self.count += len(piece)
+        if self.frames is not None:
+            self.frames.feed(piece)
+        return piece
+
+    def readinto(self, buffer: Any) -> int:  # pragma: no cover - the decompressors use read()
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def _decompressor(kind: Compression, raw: _Counted, size: int) -> Callable[[int], bytes]:
+    """``read1`` of a decompressing file object over ``raw``: at most ``size`` bytes a call,
+    whatever is ready, so memory stays bounded and a live source is not held up."""
+    stream: Any
+    if kind == "gzip":
+        stream = gzip.GzipFile(fileobj=raw, mode="rb")
+    elif kind == "bzip2":
+        stream = bz2.BZ2File(raw)
+    elif kind == "xz":
+        # Never closed itself: it holds no resource of its own, and the source is closed by
+        # _Chunks.close().
+        stream = lzma.LZMAFile(typing.cast("IO[bytes]", raw))  # noqa: SIM115
+    else:
+        raw.frames = _ZstdFrames()
+        zstandard: Any = sniff.zstd_module()
+        stream = zstandard.ZstdDecompressor().stream_reader(
+            raw, read_size=size, read_across_frames=True, closefd=False
+        )
+    read1: Callable[[int], bytes] = stream.read1
+    return read1
+
+
+def _failing_as_data(read: Callable[[int], bytes], chunks: _Chunks) -> Callable[[int], bytes]:
+    """``read``, with what a decompressor raises for bad compressed data turned into a
+    :class:`~.decoder.CompressedDataError` that the decoder locates."""
+    counted = chunks._counted
+    kind = chunks.compression
+
+    def reading(size: int) -> bytes:
+        try:
+            data = read(size)
+        except Exception as exc:
+            if counted is not None and exc is counted.failure:
+                raise  # the source's own error, not the data's
+            if isinstance(exc, EOFError):
+                raise CompressedDataError(
+                    f"the {kind} stream ends early ({exc})", truncated=True
+                ) from exc
+            raise CompressedDataError(f"corrupt {kind} data: {exc}", truncated=False) from exc
+        frames = counted.frames if counted is not None else None
+        if not data and frames is not None and not frames.complete:
+            raise CompressedDataError(
+                f"the {kind} stream ends early (its last frame is cut off)", truncated=True
+            )
+        return data
+
+    return reading
+
+
+class _ZstdFrames:
+    """Follows the frame and block headers of a zstd stream as it passes, to tell a stream
+    cut off inside a frame from a whole one: zstandard's reader ends quietly on either.
+
+    Only headers are parsed; block contents are skipped by count, so the work is per block
+    (up to 128 KiB), not per byte.
+    """
+
+    def __init__(self) -> None:
+        self._pending = bytearray()
+        self._skip = 0
+        self._in_frame = False
+        self._checksum = 0
+        self._lost = False  # not zstd framing: the decompressor reports that itself
+
+    @property
+    def complete(self) -> bool:
+        """Whether the bytes so far end after a whole frame (or are not zstd framing)."""
+        return self._lost or (not self._in_frame and not self._skip and not self._pending)
+
+    def feed(self, data: bytes) -> None:
+        if self._lost:
+            return
+        if not self._pending and self._skip >= len(data):
+            self._skip -= len(data)
+            return
+        buf = self._pending
+        buf += data
+        at = 0
+        while True:
+            if self._skip:
+                step = min(self._skip, len(buf) - at)
+                at += step
+                self._skip -= step
+                if self._skip:
+                    break
+            have = len(buf) - at
+            if not self._in_frame:
+                if have < 5:
+                    break
+                magic = int.from_bytes(buf[at : at + 4], "little")
+                if magic & 0xFFFFFFF0 == 0x184D2A50:  # a skippable frame: magic, size, data
+                    if have < 8:
+                        break
+                    self._skip = int.from_bytes(buf[at + 4 : at + 8], "little")
+                    at += 8
+                    continue
+                if magic != 0xFD2FB528:
+                    self._lost = True
+                    break
+                descriptor = buf[at + 4]
+                single = descriptor >> 5 & 1
+                self._checksum = 4 * (descriptor >> 2 & 1)
+                self._skip = (
+                    (1 - single)  # window descriptor
+                    + (0, 1, 2, 4)[descriptor & 3]  # dictionary id
+                    + (single, 2, 4, 8)[descriptor >> 6]  # frame content size
+                )
+                at += 5
+                self._in_frame = True
+                continue
+            if have < 3:
+                break
+            header = int.from_bytes(buf[at : at + 3], "little")
+            at += 3
+            self._skip = 1 if header >> 1 & 3 == 1 else header >> 3  # an RLE block holds 1 byte
+            if header & 1:  # the last block, then the checksum if there is one
+                self._skip += self._checksum
+                self._in_frame = False
+        del buf[:at]
 
 
 class StreamingReader(Generic[T]):
@@ -174,6 +419,7 @@ class StreamingReader(Generic[T]):
         max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
         read_size: int = DEFAULT_READ_SIZE,
         on_error: OnError = "raise",
+        decompress: bool = True,
     ) -> None: ...
 
     @overload
@@ -187,6 +433,7 @@ class StreamingReader(Generic[T]):
         max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
         read_size: int = DEFAULT_READ_SIZE,
         on_error: OnError = "raise",
+        decompress: bool = True,
     ) -> None: ...
 
     @overload
@@ -200,6 +447,7 @@ class StreamingReader(Generic[T]):
         max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
         read_size: int = DEFAULT_READ_SIZE,
         on_error: OnError = "raise",
+        decompress: bool = True,
     ) -> None: ...
 
     def __init__(
@@ -212,6 +460,7 @@ class StreamingReader(Generic[T]):
         max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
         read_size: int = DEFAULT_READ_SIZE,
         on_error: OnError = "raise",
+        decompress: bool = True,
     ) -> None:
         if mapper is not None and not callable(mapper):
             raise TypeError(f"mapper must be callable, got {mapper!r}")
@@ -225,6 +474,7 @@ class StreamingReader(Generic[T]):
             skip=on_error == "skip",
             max_record_size=max_record_size,
             read_size=read_size,
+            decompress=decompress,
         )
 
     @classmethod
@@ -237,6 +487,7 @@ class StreamingReader(Generic[T]):
         max_record_size: int,
         read_size: int,
         on_error: OnError = "raise",
+        decompress: bool = True,
     ) -> StreamingReader[Any]:
         """A reader whose items are whole batches of validated records of ``schema``, each
         converted by ``convert`` in one call (the Arrow columns of :mod:`.arrow`), with the
@@ -254,6 +505,7 @@ class StreamingReader(Generic[T]):
             convert=convert,
             max_record_size=max_record_size,
             read_size=read_size,
+            decompress=decompress,
         )
         return reader
 
@@ -268,6 +520,7 @@ class StreamingReader(Generic[T]):
         convert: BatchConverter | None = None,
         max_record_size: int,
         read_size: int,
+        decompress: bool = True,
     ) -> None:
         """Everything decided once per stream: decoder limits, checks, how records are made."""
         options = unpacker_options(schema, mapper, max_record_size, read_size, skip=skip)
@@ -280,7 +533,7 @@ class StreamingReader(Generic[T]):
             mapper=mapper,
             convert=convert,
         )
-        self._source = _Chunks(source, read_size)
+        self._source = _Chunks(source, read_size, decompress=decompress)
         self.record_type = schema.record_type
         self.max_record_size = max_record_size
         self.validate = validate
@@ -344,6 +597,19 @@ class StreamingReader(Generic[T]):
         return self._source.bytes_read
 
     @property
+    def source_bytes_read(self) -> int:
+        """Bytes taken from the source itself so far: the compressed bytes when the source is
+        compressed, else the same as :attr:`bytes_read`. Against a file's size, the progress
+        made through it."""
+        return self._source.source_bytes_read
+
+    @property
+    def compression(self) -> Compression | None:
+        """``"gzip"``, ``"bzip2"``, ``"xz"`` or ``"zstd"`` when the source is being
+        decompressed, else ``None``; known once the first bytes have been read."""
+        return self._source.compression
+
+    @property
     def name(self) -> str:
         """The source's name: its path, its ``name`` attribute, or its type."""
         return self._source.name
@@ -366,6 +632,7 @@ def read_items(
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     read_size: int = DEFAULT_READ_SIZE,
     on_error: OnError = "raise",
+    decompress: bool = True,
 ) -> Iterator[Item]: ...
 
 
@@ -379,6 +646,7 @@ def read_items(
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     read_size: int = DEFAULT_READ_SIZE,
     on_error: OnError = "raise",
+    decompress: bool = True,
 ) -> Iterator[T]: ...
 
 
@@ -392,6 +660,7 @@ def read_items(
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     read_size: int = DEFAULT_READ_SIZE,
     on_error: OnError = "raise",
+    decompress: bool = True,
 ) -> Iterator[T]: ...
 
 
@@ -404,6 +673,7 @@ def read_items(
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     read_size: int = DEFAULT_READ_SIZE,
     on_error: OnError = "raise",
+    decompress: bool = True,
 ) -> Iterator[Any]:
     """Yield the records of ``source``; the options are :class:`StreamingReader`'s.
 
@@ -418,11 +688,12 @@ def read_items(
         max_record_size=max_record_size,
         read_size=read_size,
         on_error=on_error,
+        decompress=decompress,
     )
     return _drain(reader)
 
 
-def _check_on_error(on_error: str) -> None:
+def _check_on_error(on_error: object) -> None:
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
 

@@ -91,7 +91,9 @@ def test_corpus_case(case: dict[str, Any], way: str) -> None:
         assert error is not None, "the stream ended without an error"
         assert type(error) is ERROR_CLASSES[case["error"]], f"{type(error).__name__}: {error}"
         assert (error.index, error.offset) == (case["index"], case["offset"]), str(error)
-        assert str(error).startswith(f"record {case['index']} at byte {case['offset']}: ")
+        named = f"{CORPUS / case['file']}: " if way == "path" else ""
+        assert error.source == (named[:-2] or None)
+        assert str(error).startswith(f"{named}record {case['index']} at byte {case['offset']}: ")
         with pytest.raises(StopIteration):  # finished: no resynchronisation
             next(reader)
 
