@@ -272,7 +272,7 @@ class BatchReader:
 
     @property
     def compression(self) -> str | None:
-        """``"gzip"``, ``"bzip2"``, ``"xz"`` or ``"zstd"`` for a compressed source, else ``None``."""
+        """``"gzip"``, ``"bzip2"``, ``"xz"`` or ``"zstd"`` for a compressed source, else None."""
         return self._reader.compression
 
     @property
