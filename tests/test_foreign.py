@@ -1,0 +1,136 @@
+"""Errors name their source, and input that is not MessagePack is named for what it looks like."""
+
+from __future__ import annotations
+
+import codecs
+import io
+import pickle
+from pathlib import Path
+
+import msgpack
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from msgpack_reader_py import ReaderError, RecordError, StreamingReader, get_iter, pack_items, sniff
+
+from .helpers import drain
+
+GOOD = pack_items(get_iter(5))
+NOT_AN_ITEM = msgpack.packb("not an item")
+
+
+# --- .source -------------------------------------------------------------------------------------
+
+
+def test_a_path_names_the_errors(tmp_path: Path) -> None:
+    path = tmp_path / "bad.msgpack"
+    path.write_bytes(GOOD + NOT_AN_ITEM)
+    _, error = drain(StreamingReader(path))
+    assert error.source == str(path)
+    assert str(error).startswith(f"{path}: record 5 at byte {len(GOOD)}: ")
+    assert str(error).count(str(path)) == 1
+
+
+def test_a_named_stream_names_the_errors() -> None:
+    stream = io.BytesIO(GOOD + NOT_AN_ITEM)
+    stream.name = "<stdin>"  # type: ignore[attr-defined]
+    _, error = drain(StreamingReader(stream))
+    assert error.source == "<stdin>"
+    assert str(error).startswith("<stdin>: record 5 at byte ")
+
+
+@pytest.mark.parametrize("source", [GOOD + NOT_AN_ITEM, io.BytesIO(GOOD + NOT_AN_ITEM)])
+def test_bytes_and_nameless_streams_leave_it_unset(source: object) -> None:
+    _, error = drain(StreamingReader(source))
+    assert error.source is None
+    assert str(error).startswith("record 5 at byte ")
+
+
+def test_a_file_descriptor_name_is_not_a_source(tmp_path: Path) -> None:
+    path = tmp_path / "bad.msgpack"
+    path.write_bytes(GOOD + NOT_AN_ITEM)
+    with open(path, "rb") as named, open(named.fileno(), "rb", closefd=False) as by_fd:
+        _, error = drain(StreamingReader(by_fd))
+    assert error.source is None
+
+
+def test_skipped_errors_name_their_source_and_pickle(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.msgpack"
+    path.write_bytes(GOOD + NOT_AN_ITEM + GOOD)
+    reader = StreamingReader(path, on_error="skip")
+    assert len(list(reader)) == 10
+    (error,) = reader.errors
+    assert (error.source, error.index, error.offset) == (str(path), 5, len(GOOD))
+    again = pickle.loads(pickle.dumps(error))
+    assert (type(again), again.source, str(again)) == (RecordError, str(path), str(error))
+
+
+# --- foreign input -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "phrase"),
+    [
+        (b'{"id": 1, "value": 2.5}\n', "this looks like JSON text, not MessagePack"),
+        (b'\n  [{"id": 1}]', "this looks like JSON text, not MessagePack"),
+        (codecs.BOM_UTF8 + b'{"a": 1}', "this looks like JSON text, not MessagePack"),
+        (b"hello world\nsecond line\n", "this looks like text, not MessagePack"),
+        (b"id,value\n1,2.5\n", "this looks like text, not MessagePack"),
+        ("\u00e9t\u00e9 \u2014 caf\u00e9".encode(), "this looks like text, not MessagePack"),
+        ("hi there".encode("utf-16"), "this looks like UTF-16 text, not MessagePack"),
+        (b"\x04\x22\x4d\x18" + b"\x00" * 20, "an LZ4 frame"),
+        (b"PK\x03\x04" + b"\x00" * 20, "a zip archive"),
+        (b"7z\xbc\xaf\x27\x1c" + b"\x00" * 20, "a 7z archive"),
+        (b"\xff\x06\x00\x00sNaPpY" + b"\x00" * 20, "a snappy framed stream"),
+        (b"PAR1" + b"\x00" * 20, "this looks like a Parquet file, not MessagePack"),
+        (b"ARROW1\x00\x00" + b"\x00" * 20, "this looks like an Arrow IPC file, not MessagePack"),
+    ],
+)
+def test_the_first_records_error_says_what_the_input_looks_like(data: bytes, phrase: str) -> None:
+    items, error = drain(StreamingReader(data))
+    assert items == []
+    assert error.index == 0
+    assert error.offset == 0
+    assert phrase in str(error)
+    assert str(error).endswith(error.reason)
+
+
+def test_a_later_records_error_gets_no_hint() -> None:
+    _, error = drain(StreamingReader(GOOD + b'{"id": 1}'))
+    assert error.index == 5
+    assert "looks like" not in str(error)
+
+
+def test_skip_mode_puts_the_hint_on_the_first_error() -> None:
+    reader = StreamingReader(b"plain text, many records\n", on_error="skip")
+    assert list(reader) == []
+    assert "this looks like text, not MessagePack" in reader.errors[0].reason
+    assert all("looks like" not in error.reason for error in reader.errors[1:])
+
+
+@given(st.lists(st.integers(min_value=0, max_value=9999), max_size=30))
+def test_valid_streams_never_look_foreign(ids: list[int]) -> None:
+    items = list(get_iter(len(ids)))
+    data = pack_items(items)
+    assert sniff.foreign(data) is None
+    assert sniff.compression(data) is None
+
+
+def test_binary_noise_is_not_named() -> None:
+    assert sniff.foreign(b"\x00\x01\x02\xc1\xff") is None
+    assert sniff.foreign(b"") is None
+
+
+def test_undecided_only_for_a_proper_prefix_of_a_magic_number() -> None:
+    assert sniff.undecided(b"\x1f")
+    assert sniff.undecided(b"\xfd7zX")
+    assert not sniff.undecided(b"\x1f\x8b\x08")
+    assert not sniff.undecided(b"\x98")
+    assert sniff.undecided(b"")  # nothing read yet: wait for the first bytes
+
+
+def test_reader_errors_are_value_errors() -> None:
+    _, error = drain(StreamingReader(b"{}"))
+    assert isinstance(error, ReaderError)
+    assert isinstance(error, ValueError)
