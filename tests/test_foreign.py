@@ -34,7 +34,7 @@ def test_a_path_names_the_errors(tmp_path: Path) -> None:
 
 def test_a_named_stream_names_the_errors() -> None:
     stream = io.BytesIO(GOOD + NOT_AN_ITEM)
-    stream.name = "<stdin>"  # type: ignore[attr-defined]
+    stream.name = "<stdin>"
     _, error = drain(StreamingReader(stream))
     assert error.source == "<stdin>"
     assert str(error).startswith("<stdin>: record 5 at byte ")
