@@ -387,7 +387,8 @@ class StreamingReader(Generic[T]):
     Broken data raises a :class:`~msgpack_reader_py.errors.ReaderError` naming the failing
     record's ``index`` and byte ``offset``, after every good record before it was yielded;
     the reader is then finished. I/O errors from the source (``OSError``) pass through as they
-    are. Offsets count from where the reader started reading the source.
+    are. Offsets count from where the reader started reading the source. Errors carry the
+    source's name in ``.source`` where there is one (a path, a stream's ``name``).
 
     Args:
         source: what to read (see above).
@@ -406,6 +407,9 @@ class StreamingReader(Generic[T]):
             ``skipped``; ``errors`` keeps the first 100, each with its index (counting every
             record of the stream, skipped ones too) and offset. Decoding errors, truncation and
             over-size records still raise: after them no record boundary can be trusted.
+        decompress: read a source whose first bytes are gzip, bzip2, xz or (with the ``zstd``
+            extra) zstd through a decompressor, a read at a time; offsets, ``bytes_read`` and
+            record sizes then count decompressed bytes. Default ``True``.
     """
 
     @overload
