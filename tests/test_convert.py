@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 import pytest
 from tqdm import tqdm
 
-from msgpack_reader_py import Item, get_iter, pack_items
+from msgpack_reader_py import Item, _progress, get_iter, pack_items
 from msgpack_reader_py.arrow import arrow_schema
 from msgpack_reader_py.cli import main
 from msgpack_reader_py.convert import Conversion, Format, convert
@@ -52,7 +52,13 @@ FIELD_TYPES: dict[str, Any] = typing.get_type_hints(Item)
 PREVIOUS = b"the previous contents of OUT\n"
 BROKEN_KINDS = ("truncated", "corrupt byte", "wrong field type")
 MAGIC = {"parquet": b"PAR1", "arrow": b"ARROW1"}
-BAR_DELAY = 0.5  # seconds before the auto mode's bar may appear
+BAR_DELAY = 0.1  # seconds before the auto mode's bar may appear (0.5 outside these tests)
+
+
+@pytest.fixture(autouse=True)
+def short_bar_delay(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The auto mode's delay, shortened so that the "slow job" tests take a fraction of a second."""
+    monkeypatch.setattr(_progress, "_DELAY", BAR_DELAY)
 
 
 # --- helpers (plain functions, also used by integration/test_convert_subprocess.py) ----------
