@@ -113,6 +113,9 @@ class Config:
             "max_record_size": self.max_record_size,
             "read_size": read_size,
             "on_error": self.on_error,
+            # The oracle models MessagePack alone: bytes that happen to begin like a compressed
+            # stream (b"\xfd7zXZ\x00" is six valid ints) would be decompressed by default.
+            "decompress": False,
         }
         if self.mapper is not None:
             options["mapper"] = self.mapper

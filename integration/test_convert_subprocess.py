@@ -34,10 +34,10 @@ from integration.test_cli_subprocess import (
     pipe_pending,
 )
 from msgpack_reader_py import Item, get_iter, pack_items
+from msgpack_reader_py._progress import _DELAY as BAR_DELAY  # the real one, in a real process
 from msgpack_reader_py.convert import Format
 from tests.reference import REFERENCE_MESSAGES, REFERENCE_SIZE
 from tests.test_convert import (
-    BAR_DELAY,
     COLUMN_FORMATS,
     MAGIC,
     PREVIOUS,
@@ -451,7 +451,9 @@ def test_progress_auto_on_a_terminal_shows_the_bar_for_a_slow_input(
     step = -(-len(reference_bytes) // pieces)
 
     def slowly(stdin: IO[bytes]) -> None:
-        # About three times the bar's delay in all, so the bar has time to appear.
+        # First give the process time to start (a loaded machine may take a second), so that
+        # what follows, about three times the bar's delay, happens while it converts.
+        time.sleep(1.0)
         for start in range(0, len(reference_bytes), step):
             stdin.write(reference_bytes[start : start + step])
             stdin.flush()

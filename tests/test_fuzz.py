@@ -89,6 +89,9 @@ class Config:
             "validate": self.validate,
             "max_record_size": self.max_record_size,
             "on_error": self.on_error,
+            # The oracle models MessagePack alone: bytes that happen to begin like a compressed
+            # stream (b"\xfd7zXZ\x00" is six valid ints) would be decompressed by default.
+            "decompress": False,
         }
         if read_size is not None:
             options["read_size"] = read_size
