@@ -22,6 +22,8 @@ def missing_extra(exc: ModuleNotFoundError, extra: str, *, feature: str) -> Miss
     # A package that re-raises its own dependency's failure may leave the name on the cause.
     cause = exc.__cause__ or exc.__context__
     name = exc.name or (cause.name if isinstance(cause, ModuleNotFoundError) else None)
+    if name:
+        name = name.partition(".")[0]  # the distribution to install, not the submodule that failed
     missing = name or "a dependency"
     message = (
         f"{feature} needs {missing}, which is not installed: install the '{extra}' extra "

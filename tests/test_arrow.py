@@ -48,7 +48,7 @@ from msgpack_reader_py.arrow import (
     read_table,
 )
 from msgpack_reader_py.streaming_reader import DEFAULT_READ_SIZE
-from tests.helpers import assert_located, drain, examples, is_open, no_resource_warning
+from tests.helpers import as_rows, assert_located, drain, examples, is_open, no_resource_warning
 from tests.reference import REFERENCE_MESSAGES, REFERENCE_SIZE
 
 # --------------------------------------------------------------------------------------------
@@ -123,7 +123,7 @@ class FailingSource:
 @pytest.fixture(scope="module")
 def reference_rows(reference_items: list[Item]) -> list[Row]:
     """The reference items as the rows an Arrow table of them must hold."""
-    return [dataclasses.asdict(item) for item in reference_items]
+    return as_rows(reference_items)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1206,7 +1206,7 @@ def test_any_source_exception_comes_after_the_records_before_it(
     batches: list[pa.RecordBatch] = []
     with pytest.raises(exception):
         batches.extend(read_batches(new_source(), batch_size=batch_size))
-    assert rows_of(batches) == [dataclasses.asdict(record) for record in records]
+    assert rows_of(batches) == as_rows(records)
     assert rows_of(batches) == reference_rows[: len(records)]
 
 

@@ -49,7 +49,8 @@ def test_big_file_end_to_end(tmp_path: Path) -> None:
 
 def test_scale_out_end_to_end_agrees_and_reports_each_way(tmp_path: Path) -> None:
     out = tmp_path / "scale.json"
-    arguments = ["--files", "2", "--records", "3000", "--repeat", "1", "--dir", str(tmp_path)]
+    arguments = ["--files", "2", "--records", "3000", "--repeat", "1", "--workers", "1"]
+    arguments += ["--dir", str(tmp_path)]
     assert scale_out.main([*arguments, "-o", str(out)]) == 0
     result = json.loads(out.read_text())
     assert set(result["measurements"]) == set(scale_out.WAYS)

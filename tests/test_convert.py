@@ -34,6 +34,7 @@ from msgpack_reader_py.cli import main
 from msgpack_reader_py.convert import Conversion, Format, convert
 from msgpack_reader_py.errors import ReaderError
 
+from .helpers import as_rows
 from .reference import REFERENCE_MESSAGES, REFERENCE_SIZE
 from .test_cli import (
     EXIT_DATA_ERROR,
@@ -62,11 +63,6 @@ def short_bar_delay(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 # --- helpers (plain functions, also used by integration/test_convert_subprocess.py) ----------
-
-
-def as_rows(items: list[Item]) -> list[dict[str, Any]]:
-    """The items as the dicts a reader of the converted output gives back."""
-    return [dataclasses.asdict(item) for item in items]
 
 
 def read_back(data: bytes, to: str) -> list[dict[str, Any]]:
