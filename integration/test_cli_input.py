@@ -6,41 +6,21 @@ import bz2
 import gzip
 import json
 import lzma
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from integration.test_convert_subprocess import one_error_line, run
 from msgpack_reader_py import get_iter, pack_items
 
-MODULE = [sys.executable, "-m", "msgpack_reader_py"]
-TIMEOUT = 120
 ITEMS = list(get_iter(2000))
 DATA = pack_items(ITEMS)
 SUMMARY = f"Read {len(ITEMS)} messages, sum_of_ids is {sum(i.id for i in ITEMS)} in "
 
 
-def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [*MODULE, *args],
-        input=stdin,
-        capture_output=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
-
-
-def one_error_line(stderr: bytes) -> str:
-    text = stderr.decode()
-    assert text.count("\n") == 1, text
-    assert text.startswith("error: "), text
-    assert "Traceback" not in text
-    return text.rstrip("\n")
-
-
 def test_gzip_through_a_real_pipe_on_stdin() -> None:
-    result = run("read", "-", stdin=gzip.compress(DATA))
+    result = run("read", "-", data=gzip.compress(DATA))
     assert result.returncode == 0, result.stderr
     assert result.stdout.decode().startswith(SUMMARY)
 
@@ -49,14 +29,14 @@ def test_gzip_through_a_real_pipe_on_stdin() -> None:
     ("suffix", "compress"), [(".gz", gzip.compress), (".bz2", bz2.compress), (".xz", lzma.compress)]
 )
 def test_every_command_reads_compressed_files(
-    tmp_path: Path, suffix: str, compress: object
+    tmp_path: Path, suffix: str, compress: Callable[[bytes], bytes]
 ) -> None:
-    assert callable(compress)
     path = tmp_path / f"data.msgpack{suffix}"
     path.write_bytes(compress(DATA))
     read = run("read", str(path))
     assert read.stdout.decode().startswith(SUMMARY), read.stderr
     dump = run("dump", str(path), "--limit", "3")
+    assert dump.returncode == 0, dump.stderr
     assert [json.loads(line)["id"] for line in dump.stdout.decode().splitlines()] == [0, 1, 2]
     out = tmp_path / "out.jsonl"
     convert = run("convert", str(path), "--to", "jsonl", "-o", str(out))

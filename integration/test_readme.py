@@ -78,6 +78,22 @@ def make_inputs(text: str, directory: Path) -> None:
             path.write_bytes(data)
 
 
+def run_in(
+    directory: Path, argv: list[str], env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``argv`` run in ``directory`` with no input, its output captured as text."""
+    return subprocess.run(
+        argv,
+        cwd=directory,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+
+
 @pytest.fixture
 def records_server() -> Iterator[Callable[[int], None]]:
     """Start a local server on a port an example connects to, sending it a few records."""
@@ -119,15 +135,7 @@ def test_python_block_runs_as_a_script(
     for port in CONNECTION.findall(block):
         records_server(int(port))
     (tmp_path / "example.py").write_text(block, encoding="utf-8")
-    result = subprocess.run(
-        [sys.executable, "example.py"],
-        cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    result = run_in(tmp_path, [sys.executable, "example.py"])
     assert result.returncode == 0, f"README python block {number}:\n{block}\n{result.stderr}"
     if "print(" in block:
         assert result.stdout.strip(), f"README python block {number} printed nothing"
@@ -141,16 +149,7 @@ def test_every_cli_example_line_runs(tmp_path: Path) -> None:
     scripts = str(Path(sys.executable).parent)
     env = {**os.environ, "PATH": scripts + os.pathsep + os.environ.get("PATH", "")}
     for line in lines:
-        result = subprocess.run(
-            ["bash", "-c", line],
-            cwd=tmp_path,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-            check=False,
-        )
+        result = run_in(tmp_path, ["bash", "-c", line], env=env)
         assert result.returncode == 0, f"{line}\n{result.stderr}"
         assert result.stderr == "", f"{line}\n{result.stderr}"
         shown = SUMMARY.search(line.partition("#")[2])

@@ -10,6 +10,7 @@ import dataclasses
 import gc
 import io
 import os
+import time
 import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -48,6 +49,31 @@ def as_rows(records: Iterable[Any]) -> list[dict[str, Any]]:
         names = [field.name for field in dataclasses.fields(record)]
         rows.append({name: getattr(record, name) for name in names})
     return rows
+
+
+class Terminal(io.StringIO):
+    """A stderr that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+class Trickle(io.RawIOBase):
+    """A pipe that hands over at most ``piece`` bytes a read, ``pause`` seconds apart."""
+
+    def __init__(self, data: bytes, piece: int, pause: float = 0.0) -> None:
+        super().__init__()
+        self._data = io.BytesIO(data)
+        self._piece = piece
+        self._pause = pause
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1, /) -> bytes:
+        if self._pause:
+            time.sleep(self._pause)
+        return self._data.read(self._piece if size < 0 else min(size, self._piece))
 
 
 def drain(reader: Iterable[T]) -> tuple[list[T], ReaderError]:

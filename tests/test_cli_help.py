@@ -15,16 +15,10 @@ from msgpack_reader_py import cli
 from msgpack_reader_py._progress import ProgressUnavailable, progress_bar
 from msgpack_reader_py.cli import build_parser, main
 
+from .helpers import Terminal
 from .reference import REFERENCE_SHA256
 
 EXIT_STATUSES = ("0", "1", "2", "130", "141")
-
-
-class Terminal(io.StringIO):
-    """A stderr that says it is a terminal."""
-
-    def isatty(self) -> bool:
-        return True
 
 
 def subcommands() -> dict[str, argparse.ArgumentParser]:

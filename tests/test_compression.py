@@ -25,7 +25,7 @@ from msgpack_reader_py import (
 )
 from msgpack_reader_py.arrow import read_batches
 
-from .helpers import drain
+from .helpers import Trickle, drain
 
 ITEMS = list(get_iter(300))
 DATA = pack_items(ITEMS)
@@ -35,21 +35,6 @@ COMPRESSORS: dict[str, Callable[[bytes], bytes]] = {
     "xz": lzma.compress,
     "zstd": zstandard.ZstdCompressor().compress,
 }
-
-
-class Trickle(io.RawIOBase):
-    """A pipe that hands over at most ``piece`` bytes a read."""
-
-    def __init__(self, data: bytes, piece: int) -> None:
-        super().__init__()
-        self._data = io.BytesIO(data)
-        self._piece = piece
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, size: int = -1, /) -> bytes:
-        return self._data.read(min(self._piece, size if size >= 0 else self._piece))
 
 
 @pytest.mark.parametrize("kind", COMPRESSORS)

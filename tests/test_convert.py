@@ -15,7 +15,6 @@ import json
 import os
 import stat
 import sys
-import time
 import typing
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,7 +33,7 @@ from msgpack_reader_py.cli import main
 from msgpack_reader_py.convert import Conversion, Format, convert
 from msgpack_reader_py.errors import ReaderError
 
-from .helpers import as_rows
+from .helpers import Terminal, Trickle, as_rows
 from .reference import REFERENCE_MESSAGES, REFERENCE_SIZE
 from .test_cli import (
     EXIT_DATA_ERROR,
@@ -159,30 +158,6 @@ def broken_stream(
         record_offsets[index],
         "field `line` expected int, got str 'not a number'",
     )
-
-
-class Terminal(io.StringIO):
-    """A stderr that says it is a terminal."""
-
-    def isatty(self) -> bool:
-        return True
-
-
-class SlowStream(io.RawIOBase):
-    """A pipe that delivers ``data`` a ``piece`` at a time, ``pause`` seconds apart."""
-
-    def __init__(self, data: bytes, piece: int, pause: float) -> None:
-        super().__init__()
-        self._data = io.BytesIO(data)
-        self._piece = piece
-        self._pause = pause
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, size: int = -1, /) -> bytes:
-        time.sleep(self._pause)
-        return self._data.read(self._piece if size < 0 else min(size, self._piece))
 
 
 class FullBuffer(io.BytesIO):
@@ -877,7 +852,7 @@ def test_progress_never_draws_nothing_even_on_a_terminal(
 ) -> None:
     terminal = Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
-    fake_stdin(monkeypatch, SlowStream(reference_bytes, 65536, BAR_DELAY / 5))
+    fake_stdin(monkeypatch, Trickle(reference_bytes, 65536, BAR_DELAY / 5))
     out = tmp_path / "out.csv"
     assert main(["convert", "-", "--to", "csv", "-o", str(out), "--progress", "never"]) == 0
     assert terminal.getvalue() == ""
@@ -926,7 +901,7 @@ def test_progress_always_from_a_pipe_counts_bytes(
 def test_progress_auto_draws_nothing_when_stderr_is_not_a_terminal(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], reference_bytes: bytes
 ) -> None:
-    fake_stdin(monkeypatch, SlowStream(reference_bytes, 65536, BAR_DELAY / 5))
+    fake_stdin(monkeypatch, Trickle(reference_bytes, 65536, BAR_DELAY / 5))
     assert main(["convert", "-", "--to", "jsonl", "-o", "-"]) == 0
     out, err = capsys.readouterr()
     assert err == ""
@@ -956,7 +931,7 @@ def test_progress_auto_on_a_terminal_draws_the_bar_for_a_slow_job(
     terminal = Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
     # Ten reads a fifth of the bar's delay apart: the job lasts about twice the delay.
-    fake_stdin(monkeypatch, SlowStream(reference_bytes, 65536, BAR_DELAY / 5))
+    fake_stdin(monkeypatch, Trickle(reference_bytes, 65536, BAR_DELAY / 5))
     out = tmp_path / "out.csv"
     assert main(["convert", "-", "--to", "csv", "-o", str(out)]) == 0
     drawn = terminal.getvalue()
@@ -998,7 +973,7 @@ def test_progress_auto_without_tqdm_on_a_terminal_just_draws_no_bar(
     monkeypatch.setitem(sys.modules, "tqdm", None)
     terminal = Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
-    fake_stdin(monkeypatch, SlowStream(reference_bytes, 65536, BAR_DELAY / 5))
+    fake_stdin(monkeypatch, Trickle(reference_bytes, 65536, BAR_DELAY / 5))
     out = tmp_path / "out.jsonl"
     assert main(["convert", "-", "--to", "jsonl", "-o", str(out)]) == 0
     assert terminal.getvalue() == ""
