@@ -197,122 +197,122 @@ def records(
     if skip is not None:
         skip.chunks = chunks
     try:
-        try:
-            for chunk in chunks:
-                retained.append(chunk)
-                try:
-                    feed(chunk)
-                except msgpack.BufferFull as exc:  # pragma: no cover - see below
-                    # The buffer holds limit + read_size bytes: only a payload over the limit would
-                    # leave no room for one more chunk, and its header is refused before that (the
-                    # tail check after a batch, or the head check of a chunk that finishes nothing).
-                    # Kept so that msgpack's exception can never escape if that reasoning fails.
-                    start = _boundary(anchor, retained, since_anchor)
-                    held = chunks.bytes_read - len(chunk) - start
+        for chunk in chunks:
+            retained.append(chunk)
+            try:
+                feed(chunk)
+            except msgpack.BufferFull as exc:  # pragma: no cover - see below
+                # The buffer holds limit + read_size bytes: only a payload over the limit would
+                # leave no room for one more chunk, and its header is refused before that (the
+                # tail check after a batch, or the head check of a chunk that finishes nothing).
+                # Kept so that msgpack's exception can never escape if that reasoning fails.
+                start = _boundary(anchor, retained, since_anchor)
+                held = chunks.bytes_read - len(chunk) - start
+                raise _too_large(
+                    f"over max_record_size={limit} ({held} bytes read and the record is not "
+                    "finished)",
+                    index,
+                    start,
+                ) from exc
+            try:
+                first = next(unpacker, _MISSING)
+            except _DECODER_ERRORS as exc:
+                start = _boundary(anchor, retained, since_anchor)
+                raise _decode_error(exc, plan.schema, limit, index, start) from exc
+            read = chunks.bytes_read
+            if first is _MISSING:
+                # No record finished in this chunk: a large record, or a hostile header. Its
+                # headers are read each time its known beginning has doubled, up to _HEAD_SIZE.
+                if unfinished_at < 0:
+                    unfinished_at = _boundary(anchor, retained, since_anchor)
+                    inspected = 0
+                have = min(read - unfinished_at, _HEAD_SIZE)
+                if have > inspected and have >= min(2 * inspected, _HEAD_SIZE):
+                    _check_declared(retained, anchor, unfinished_at, limit, index)
+                    inspected = have
+                if read - unfinished_at > limit:
                     raise _too_large(
-                        f"over max_record_size={limit} ({held} bytes read and the record is not "
-                        "finished)",
+                        f"over max_record_size={limit} ({read - unfinished_at} bytes read and "
+                        "the record is not finished)",
                         index,
-                        start,
-                    ) from exc
-                try:
-                    first = next(unpacker, _MISSING)
-                except _DECODER_ERRORS as exc:
-                    start = _boundary(anchor, retained, since_anchor)
-                    raise _decode_error(exc, plan.schema, limit, index, start) from exc
-                read = chunks.bytes_read
-                if first is _MISSING:
-                    # No record finished in this chunk: a large record, or a hostile header. Its
-                    # headers are read each time its known beginning has doubled, up to _HEAD_SIZE.
-                    if unfinished_at < 0:
-                        unfinished_at = _boundary(anchor, retained, since_anchor)
-                        inspected = 0
-                    have = min(read - unfinished_at, _HEAD_SIZE)
-                    if have > inspected and have >= min(2 * inspected, _HEAD_SIZE):
-                        _check_declared(retained, anchor, unfinished_at, limit, index)
-                        inspected = have
-                    if read - unfinished_at > limit:
-                        raise _too_large(
-                            f"over max_record_size={limit} ({read - unfinished_at} bytes read and "
-                            "the record is not finished)",
-                            index,
-                            unfinished_at,
-                        )
-                    continue
-                previous = (anchor, retained, since_anchor)
-                anchor = tell()
-                retained = [memoryview(chunk)[anchor - (read - len(chunk)) :]]
-                unfinished_at = -1
-                values = [first]
-                failure: Exception | None = None
-                try:
-                    values.extend(unpacker)
-                except _DECODER_ERRORS as exc:
-                    failure = exc
-                since_anchor = len(values) - 1
-                current = (anchor, retained)
-                bad: tuple[int, ReaderError] | None = None
-                if read - previous[0] > limit:
-                    # Only then can a record finished in this chunk be over the limit.
-                    bad = _first_too_large(previous, len(values), limit, index)
-                if plan.first_invalid is not None:
-                    invalid = plan.first_invalid(values)
-                    if invalid is not None and (bad is None or invalid[0] < bad[0]):
-                        position, reason = invalid
-                        error: ReaderError = RecordError(reason, index=index + position, offset=0)
-                        bad = (position, error)
-                if skip is not None and bad is not None:
-                    yield from _skipping(values, index, previous, plan, limit, skip)
-                elif plan.convert is not None:
-                    if bad is not None:
-                        del values[bad[0] :]
-                    yield from _converted(
-                        plan.convert,
-                        values,
-                        functools.partial(_in_batch, index, previous, current),
-                        skip,
+                        unfinished_at,
                     )
-                    if bad is not None:
-                        position, error = bad
-                        raise _located(error, _locate(position, previous, current)) from None
-                else:
-                    if bad is not None:
-                        del values[bad[0] :]
-                    pending = iter(values)
-                    while True:
-                        try:
-                            yield from plan.build(pending)
-                        except _CONVERSION_ERRORS as exc:
-                            position = len(values) - operator.length_hint(pending) - 1
-                            error = _record_error(plan, values[position], exc, index + position, 0)
-                            error = _located(error, _locate(position, previous, current))
-                            if skip is None:
-                                raise error from exc
-                            skip.add(error)  # and go on with the rest of the batch
-                            continue
-                        break
-                    if bad is not None:
-                        position, error = bad
-                        raise _located(error, _locate(position, previous, current)) from None
-                index += len(values)
-                if failure is not None:
-                    start = _locate(len(values), previous, current)
-                    raise _decode_error(failure, plan.schema, limit, index, start) from failure
-                if _tail_may_claim_too_much(chunk, read, tell(), limit):
-                    # Confirmed the slow way, so that a lookalike inside a value costs a replay,
-                    # never a false refusal; a true claim fails now instead of after more reads.
-                    start = _boundary(anchor, retained, since_anchor)
-                    _check_declared(retained, anchor, start, limit, index)
-        except CompressedDataError as exc:
-            # The source's bytes end or break between chunks: every record read so far was
-            # handed over; the one in progress, if any, starts at the boundary.
-            start = _boundary(anchor, retained, since_anchor)
-            kind = TruncatedStreamError if exc.truncated else DecodeError
-            raise kind(exc.reason, index=index, offset=start) from exc.__cause__
+                continue
+            previous = (anchor, retained, since_anchor)
+            anchor = tell()
+            retained = [memoryview(chunk)[anchor - (read - len(chunk)) :]]
+            unfinished_at = -1
+            values = [first]
+            failure: Exception | None = None
+            try:
+                values.extend(unpacker)
+            except _DECODER_ERRORS as exc:
+                failure = exc
+            since_anchor = len(values) - 1
+            current = (anchor, retained)
+            bad: tuple[int, ReaderError] | None = None
+            if read - previous[0] > limit:
+                # Only then can a record finished in this chunk be over the limit.
+                bad = _first_too_large(previous, len(values), limit, index)
+            if plan.first_invalid is not None:
+                invalid = plan.first_invalid(values)
+                if invalid is not None and (bad is None or invalid[0] < bad[0]):
+                    position, reason = invalid
+                    error: ReaderError = RecordError(reason, index=index + position, offset=0)
+                    bad = (position, error)
+            if skip is not None and bad is not None:
+                yield from _skipping(values, index, previous, plan, limit, skip)
+            elif plan.convert is not None:
+                if bad is not None:
+                    del values[bad[0] :]
+                yield from _converted(
+                    plan.convert,
+                    values,
+                    functools.partial(_in_batch, index, previous, current),
+                    skip,
+                )
+                if bad is not None:
+                    position, error = bad
+                    raise _located(error, _locate(position, previous, current)) from None
+            else:
+                if bad is not None:
+                    del values[bad[0] :]
+                pending = iter(values)
+                while True:
+                    try:
+                        yield from plan.build(pending)
+                    except _CONVERSION_ERRORS as exc:
+                        position = len(values) - operator.length_hint(pending) - 1
+                        error = _record_error(plan, values[position], exc, index + position, 0)
+                        error = _located(error, _locate(position, previous, current))
+                        if skip is None:
+                            raise error from exc
+                        skip.add(error)  # and go on with the rest of the batch
+                        continue
+                    break
+                if bad is not None:
+                    position, error = bad
+                    raise _located(error, _locate(position, previous, current)) from None
+            index += len(values)
+            if failure is not None:
+                start = _locate(len(values), previous, current)
+                raise _decode_error(failure, plan.schema, limit, index, start) from failure
+            if _tail_may_claim_too_much(chunk, read, tell(), limit):
+                # Confirmed the slow way, so that a lookalike inside a value costs a replay,
+                # never a false refusal; a true claim fails now instead of after more reads.
+                start = _boundary(anchor, retained, since_anchor)
+                _check_declared(retained, anchor, start, limit, index)
         _check_end(unpacker, chunks.bytes_read, anchor, retained, since_anchor, limit, index)
+    except CompressedDataError as exc:
+        # The source's bytes end or break between chunks: every record read so far was handed
+        # over; the one in progress, if any, starts at the boundary.
+        start = _boundary(anchor, retained, since_anchor)
+        kind = TruncatedStreamError if exc.truncated else DecodeError
+        error = kind(exc.reason, index=index, offset=start)
+        raise _named(error, chunks) from exc.__cause__
     except ReaderError as exc:
-        # The one place errors get the source's name, and the first record's error a word on
-        # what the stream looks like instead: nothing is paid for it per record.
+        # Where errors get the source's name (as above), and the first record's error a word
+        # on what the stream looks like: nothing is paid for it per record.
         named = _named(exc, chunks)
         if named is exc:
             raise
@@ -330,22 +330,6 @@ def _named(error: _E, chunks: ChunkSource) -> _E:
     reason = error.reason if hint is None else f"{error.reason}; {hint}"
     source = error.source or chunks.source
     return type(error)(reason, index=error.index, offset=error.offset, source=source)
-
-
-def _convert(
-    convert: BatchConverter, values: list[Any], index: int
-) -> tuple[Any, tuple[int, RecordError, Exception] | None]:
-    """``values`` converted as one batch, or, when the converter refuses one of them, the
-    records before it converted and the (still unlocated) error for it with its cause."""
-    try:
-        return convert(values), None
-    except convert.refusals as exc:
-        found = convert.first_refused(values)
-        if found is None:  # pragma: no cover - a converter that refuses a batch of records it
-            raise  # takes one by one has a bug of its own: let its exception show it
-        position, reason = found
-        good = convert(values[:position]) if position else None
-        return good, (position, RecordError(reason, index=index + position, offset=0), exc)
 
 
 def _skipping(
@@ -418,14 +402,21 @@ def _converted(
     start = 0
     while start < len(values):
         rest = values if start == 0 else values[start:]
-        converted, refused = _convert(convert, rest, 0)
-        if converted is not None:
+        try:
+            converted = convert(rest)
+        except convert.refusals as exc:
+            found = convert.first_refused(rest)
+            if found is None:  # pragma: no cover - a converter that refuses a batch of records
+                raise  # it takes one by one has a bug of its own: let its exception show it
+            position, reason = found
+            cause: Exception = exc
+        else:
             yield converted
-        if refused is None:
             return
-        position, error, cause = refused
+        if position:
+            yield convert(rest[:position])
         record_index, offset = where(start + position)
-        error = RecordError(error.reason, index=record_index, offset=offset)
+        error = RecordError(reason, index=record_index, offset=offset)
         if skip is None:
             raise error from cause
         skip.add(error)

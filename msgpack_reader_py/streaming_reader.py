@@ -117,9 +117,9 @@ class _Chunks:
             yield from self._chunks(read)
             return
         # Read only what is there: a live source must not be held up waiting for bytes.
-        first = self._check(read(size))
+        first = _checked(read(size), self.name)
         while first and sniff.undecided(first):
-            more = self._check(read(size))
+            more = _checked(read(size), self.name)
             if not more:
                 break
             first = bytes(first) + bytes(more)
@@ -141,27 +141,16 @@ class _Chunks:
             self.compression = kind
         return ok
 
-    def _check(self, chunk: Any) -> bytes | bytearray | memoryview:
-        if chunk is None:
-            raise BlockingIOError(f"{self.name}: non-blocking sources are not supported")
-        if not isinstance(chunk, (bytes, bytearray, memoryview)):
-            raise TypeError(
-                f"{self.name}: read() returned {type(chunk).__name__}, not bytes; "
-                "open the source in binary mode"
-            )
-        return chunk
-
     def _chunks(self, read: Callable[[int], Any]) -> Iterator[bytes | bytearray | memoryview]:
         size = self._read_size
         head = self.head
-        read = _failing_as_data(read, self) if self._counted is not None else read
+        counted = self._counted
+        if counted is not None:
+            read = _failing_as_data(read, counted, self.compression)
         while True:
-            chunk = read(size)
+            chunk = _checked(read(size), self.name)
             if not chunk:
-                self._check(chunk)
                 return
-            if not isinstance(chunk, (bytes, bytearray, memoryview)):
-                self._check(chunk)
             if len(head) < sniff.HEAD_SIZE:
                 head += chunk[: sniff.HEAD_SIZE - len(head)]
             if len(chunk) > size:
@@ -188,6 +177,18 @@ class _Chunks:
         # so a reader dropped while its records are still being iterated keeps its file open.
         if getattr(self, "owned", False):
             self.close()
+
+
+def _checked(chunk: Any, name: str) -> bytes | bytearray | memoryview:
+    """What a source's ``read`` returned, refused unless it is bytes."""
+    if chunk is None:
+        raise BlockingIOError(f"{name}: non-blocking sources are not supported")
+    if not isinstance(chunk, (bytes, bytearray, memoryview)):
+        raise TypeError(
+            f"{name}: read() returned {type(chunk).__name__}, not bytes; "
+            "open the source in binary mode"
+        )
+    return chunk
 
 
 class _ViewReader:
@@ -231,9 +232,7 @@ class _Counted(io.RawIOBase):
             except BaseException as exc:
                 self.failure = exc
                 raise
-            if piece is None:
-                raise BlockingIOError(f"{self.name}: non-blocking sources are not supported")
-            piece = bytes(piece)
+            piece = bytes(_checked(piece, self.name))
         self.count += len(piece)
         if self.frames is not None:
             self.frames.feed(piece)
@@ -267,24 +266,24 @@ def _decompressor(kind: Compression, raw: _Counted, size: int) -> Callable[[int]
     return read1
 
 
-def _failing_as_data(read: Callable[[int], bytes], chunks: _Chunks) -> Callable[[int], bytes]:
+def _failing_as_data(
+    read: Callable[[int], bytes], counted: _Counted, kind: Compression | None
+) -> Callable[[int], bytes]:
     """``read``, with what a decompressor raises for bad compressed data turned into a
     :class:`~.decoder.CompressedDataError` that the decoder locates."""
-    counted = chunks._counted
-    kind = chunks.compression
 
     def reading(size: int) -> bytes:
         try:
             data = read(size)
         except Exception as exc:
-            if counted is not None and exc is counted.failure:
+            if exc is counted.failure:
                 raise  # the source's own error, not the data's
             if isinstance(exc, EOFError):
                 raise CompressedDataError(
                     f"the {kind} stream ends early ({exc})", truncated=True
                 ) from exc
             raise CompressedDataError(f"corrupt {kind} data: {exc}", truncated=False) from exc
-        frames = counted.frames if counted is not None else None
+        frames = counted.frames
         if not data and frames is not None and not frames.complete:
             raise CompressedDataError(
                 f"the {kind} stream ends early (its last frame is cut off)", truncated=True
