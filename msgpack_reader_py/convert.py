@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import IO, TYPE_CHECKING, Any, Literal, Protocol
 
+from .decoder import KEPT_ERRORS
 from .errors import RecordError
 from .model import Item
 from .schema import RecordSchema
@@ -29,6 +30,7 @@ from .streaming_reader import (
     OnError,
     Source,
     StreamingReader,
+    check_on_error,
 )
 
 if TYPE_CHECKING:
@@ -169,8 +171,7 @@ def convert(
     """
     if to not in FORMATS:
         raise ValueError(f"to must be one of {', '.join(FORMATS)}; got {to!r}")
-    if on_error not in ("raise", "skip"):
-        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    check_on_error(on_error)
     schema = RecordSchema(record_type)
     if to in ("csv", "jsonl") and any(bytes in (t or ()) for t in schema.allowed_types()):
         raise TypeError(f"{to} cannot hold the bytes fields of {record_type!r}; use parquet")
@@ -182,24 +183,16 @@ def convert(
     return job.run(_Named(destination, str(getattr(destination, "name", "<output>"))))
 
 
+@dataclasses.dataclass(frozen=True)
 class _Job:
     """One conversion: every source in turn, through one writer, counted and reported."""
 
-    def __init__(
-        self,
-        sources: list[Source],
-        to: Format,
-        schema: RecordSchema,
-        max_record_size: int,
-        on_error: OnError,
-        progress: Progress | None,
-    ) -> None:
-        self.sources = sources
-        self.to = to
-        self.schema = schema
-        self.max_record_size = max_record_size
-        self.on_error = on_error
-        self.progress = progress
+    sources: list[Source]
+    to: Format
+    schema: RecordSchema
+    max_record_size: int
+    on_error: OnError
+    progress: Progress | None
 
     def _batches(self, source: Source) -> BatchReader | StreamingReader[list[Any]]:
         """Batches of one source: Arrow columns, or the checked tuples for the text formats."""
@@ -241,11 +234,8 @@ class _Job:
                             self.progress(written, read_before + batches.source_bytes_read)
                     read_before += batches.source_bytes_read
                     skipped += batches.skipped
-                    errors.extend(batches.errors[: _KEPT_ERRORS - len(errors)])
+                    errors.extend(batches.errors[: KEPT_ERRORS - len(errors)])
         return Conversion(written, skipped, errors)
-
-
-_KEPT_ERRORS = 100
 
 
 @contextmanager

@@ -35,7 +35,14 @@ from .errors import DecodeError, ReaderError, RecordError, RecordTooLargeError, 
 from .schema import RecordSchema
 from .wire import declared_excess
 
-__all__ = ["BatchConverter", "CompressedDataError", "Plan", "records", "unpacker_options"]
+__all__ = [
+    "KEPT_ERRORS",
+    "BatchConverter",
+    "CompressedDataError",
+    "Plan",
+    "records",
+    "unpacker_options",
+]
 
 Chunk = bytes | bytearray | memoryview
 
@@ -159,10 +166,14 @@ class Plan:
             self.build = functools.partial(itertools.starmap, record_type)
 
 
+KEPT_ERRORS = 100
+"""How many skipped records' errors are kept, in order."""
+
+
 class SkipLog:
     """What ``on_error="skip"`` passed over: a count, and the first ``keep`` errors."""
 
-    def __init__(self, keep: int = 100) -> None:
+    def __init__(self, keep: int = KEPT_ERRORS) -> None:
         self.count = 0
         self.errors: list[RecordError] = []
         self.keep = keep

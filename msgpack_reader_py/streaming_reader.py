@@ -467,7 +467,7 @@ class StreamingReader(Generic[T]):
     ) -> None:
         if mapper is not None and not callable(mapper):
             raise TypeError(f"mapper must be callable, got {mapper!r}")
-        _check_on_error(on_error)
+        check_on_error(on_error)
         _check_sizes(max_record_size, read_size)
         self._start(
             source,
@@ -498,7 +498,7 @@ class StreamingReader(Generic[T]):
         first. With ``on_error="skip"``, records that fail their checks or that the converter
         refuses are passed over and logged, and the rest converted."""
         _check_sizes(max_record_size, read_size)
-        _check_on_error(on_error)
+        check_on_error(on_error)
         reader: StreamingReader[Any] = cls.__new__(cls)
         reader._start(
             source,
@@ -696,7 +696,8 @@ def read_items(
     return _drain(reader)
 
 
-def _check_on_error(on_error: object) -> None:
+def check_on_error(on_error: object) -> None:
+    """Refuse an ``on_error`` other than ``"raise"`` or ``"skip"`` (``ValueError``)."""
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
 
