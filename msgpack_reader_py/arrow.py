@@ -32,6 +32,7 @@ except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subproce
 from .errors import RecordError
 from .model import Item
 from .schema import RecordSchema, describe
+from .sniff import Compression
 from .streaming_reader import (
     DEFAULT_MAX_RECORD_SIZE,
     DEFAULT_READ_SIZE,
@@ -271,7 +272,7 @@ class BatchReader:
         return self._reader.source_bytes_read
 
     @property
-    def compression(self) -> str | None:
+    def compression(self) -> Compression | None:
         """``"gzip"``, ``"bzip2"``, ``"xz"`` or ``"zstd"`` for a compressed source, else None."""
         return self._reader.compression
 

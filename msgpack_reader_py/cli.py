@@ -439,28 +439,20 @@ def _run_dump(args: argparse.Namespace) -> int:
             records: Iterator[Item] = iter(reader)
             if left is not None:
                 records = itertools.islice(records, left)
-            counted = _Counted(map(values, records))
-            rows.write(counted)
+            # Counted in C: zip takes a row before the counter, so the counter's next value is
+            # the number of rows written.
+            counter = itertools.count()
+            rows.write(
+                map(operator.itemgetter(0), zip(map(values, records), counter, strict=False))
+            )
+            count = next(counter)
         skips.add(name, reader.skipped, reader.errors)
-        written += counted.count
+        written += count
         if left is not None:
-            left -= counted.count
+            left -= count
     out.flush()
     skips.report(written, [name for name, _ in sources])
     return 0
-
-
-class _Counted:
-    """An iterator that counts what passes through it (dump's writers consume whole streams)."""
-
-    def __init__(self, rows: Iterator[Any]) -> None:
-        self._rows = rows
-        self.count = 0
-
-    def __iter__(self) -> Iterator[Any]:
-        for row in self._rows:
-            self.count += 1
-            yield row
 
 
 def _run_convert(args: argparse.Namespace) -> int:

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import codecs
 import importlib
+from typing import Literal
 
 from ._extras import missing_extra
 
 __all__ = ["HEAD_SIZE", "Compression", "compression", "foreign", "undecided", "zstd_module"]
 
-Compression = str
-"""``"gzip"``, ``"bzip2"``, ``"xz"`` or ``"zstd"``."""
+Compression = Literal["gzip", "bzip2", "xz", "zstd"]
 
 HEAD_SIZE = 512
 """How many of a stream's first bytes are kept to name what a failing stream looks like."""
