@@ -1,5 +1,5 @@
-// Writes the Go fixtures of tests/foreign with github.com/vmihailenco/msgpack/v5, default options
-// apart from sorted map keys (attrs), from the records in ../expected.json.
+// Writes the Go fixtures of tests/foreign with github.com/vmihailenco/msgpack/v5, default options,
+// from the records in ../expected.json.
 //
 // Usage (from this folder): go run . ../data
 package main
@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -18,18 +19,18 @@ import (
 
 // Map form: one map per record, keyed by the tag names; time.Time is the timestamp extension -1.
 type Event struct {
-	ID        int64            `json:"id" msgpack:"id"`
-	ProcessID int64            `json:"process_id" msgpack:"process_id"`
-	ThreadID  int64            `json:"thread_id" msgpack:"thread_id"`
-	Timestamp time.Time        `json:"timestamp" msgpack:"timestamp"`
-	Line      int64            `json:"line" msgpack:"line"`
-	Value     float64          `json:"value" msgpack:"value"`
-	Filename  string           `json:"filename" msgpack:"filename"`
-	Path      string           `json:"path" msgpack:"path"`
-	Tags      []string         `json:"tags" msgpack:"tags"`
-	Attrs     map[string]int64 `json:"attrs" msgpack:"attrs"`
-	Inner     Inner            `json:"inner" msgpack:"inner"`
-	Note      *string          `json:"note" msgpack:"note"`
+	ID        int64     `json:"id" msgpack:"id"`
+	ProcessID int64     `json:"process_id" msgpack:"process_id"`
+	ThreadID  int64     `json:"thread_id" msgpack:"thread_id"`
+	Timestamp time.Time `json:"timestamp" msgpack:"timestamp"`
+	Line      int64     `json:"line" msgpack:"line"`
+	Value     float64   `json:"value" msgpack:"value"`
+	Filename  string    `json:"filename" msgpack:"filename"`
+	Path      string    `json:"path" msgpack:"path"`
+	Tags      []string  `json:"tags" msgpack:"tags"`
+	Attrs     Attrs     `json:"attrs" msgpack:"attrs"`
+	Inner     Inner     `json:"inner" msgpack:"inner"`
+	Note      *string   `json:"note" msgpack:"note"`
 }
 
 type Inner struct {
@@ -49,7 +50,7 @@ type EventArray struct {
 	Filename  string
 	Path      string
 	Tags      []string
-	Attrs     map[string]int64
+	Attrs     Attrs
 	Inner     InnerArray
 	Note      *string
 }
@@ -58,6 +59,30 @@ type InnerArray struct {
 	_msgpack struct{} `msgpack:",as_array"`
 	Name     string
 	Level    int64
+}
+
+// Attrs is written with its keys sorted, so that the file is the same on every run: Go randomizes
+// map order, and the Encoder's SetSortMapKeys covers only map[string]string, bool and interface{}.
+type Attrs map[string]int64
+
+func (a Attrs) EncodeMsgpack(enc *msgpack.Encoder) error {
+	keys := make([]string, 0, len(a))
+	for key := range a {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	if err := enc.EncodeMapLen(len(keys)); err != nil {
+		return err
+	}
+	for _, key := range keys {
+		if err := enc.EncodeString(key); err != nil {
+			return err
+		}
+		if err := enc.Encode(a[key]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // No msgpack tags: the map keys are the Go field names.
@@ -112,7 +137,6 @@ type Expected struct {
 func write[T any](dir, name string, values []T) {
 	var buf bytes.Buffer
 	enc := msgpack.NewEncoder(&buf)
-	enc.SetSortMapKeys(true)
 	for _, v := range values {
 		check(enc.Encode(v))
 	}
