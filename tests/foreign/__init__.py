@@ -1,0 +1,1 @@
+"""Fixture streams written by MessagePack encoders in other languages: see README.md."""

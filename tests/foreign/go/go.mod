@@ -1,0 +1,7 @@
+module foreignfixtures
+
+go 1.21
+
+require github.com/vmihailenco/msgpack/v5 v5.4.1
+
+require github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect

@@ -1,0 +1,175 @@
+"""The fixtures of tests/foreign, written by MessagePack encoders in Go, Node.js, Rust and Java,
+decode (by ``msgpack`` alone) to exactly the records of ``tests/foreign/expected.json``.
+
+This locks the fixture files: types and values field by field, timestamps to the nanosecond,
+maps as maps and arrays as arrays. How each file was written, and how to write it again, is in
+``tests/foreign/README.md``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import struct
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import msgpack
+import pytest
+
+from tests.foreign import make_expected
+
+FOREIGN = Path(__file__).resolve().parent / "foreign"
+DATA = FOREIGN / "data"
+EXPECTED: dict[str, Any] = json.loads((FOREIGN / "expected.json").read_text(encoding="utf-8"))
+
+# The files the encoders write, as README.md lists them.
+FIXTURES = {
+    "go_events_map.msgpack",
+    "go_events_array.msgpack",
+    "go_items_untagged.msgpack",
+    "go_fluentd.msgpack",
+    "node_events_map.msgpack",
+    "node_events_array.msgpack",
+    "rust_events_map.msgpack",
+    "rust_events_array.msgpack",
+    "java_events_map.msgpack",
+    "java_events_array.msgpack",
+}
+
+# The documented field order of the array forms.
+EVENT_FIELDS = (
+    "id",
+    "process_id",
+    "thread_id",
+    "timestamp",
+    "line",
+    "value",
+    "filename",
+    "path",
+    "tags",
+    "attrs",
+    "inner",
+    "note",
+)
+INNER_FIELDS = ("name", "level")
+
+
+class EventTime(NamedTuple):
+    """Fluentd's EventTime: extension type 0, big-endian uint32 seconds and nanoseconds."""
+
+    seconds: int
+    nanoseconds: int
+
+
+def ext_hook(code: int, data: bytes) -> object:
+    if code == 0 and len(data) == 8:
+        return EventTime(*struct.unpack(">II", data))
+    return msgpack.ExtType(code, data)
+
+
+def decode(path: Path, timestamp: int = 0) -> list[Any]:
+    """Every object of a file; ``timestamp=0`` gives ``msgpack.Timestamp``, exact to the ns."""
+    with path.open("rb") as stream:
+        return list(msgpack.Unpacker(stream, timestamp=timestamp, ext_hook=ext_hook))
+
+
+def instant(text: str) -> msgpack.Timestamp:
+    return msgpack.Timestamp(*make_expected.parse_rfc3339(text))
+
+
+def expected_event(event: dict[str, Any]) -> dict[str, Any]:
+    return {**event, "timestamp": instant(event["timestamp"])}
+
+
+def as_array(event: dict[str, Any]) -> list[Any]:
+    inner = [event["inner"][name] for name in INNER_FIELDS]
+    return [inner if name == "inner" else event[name] for name in EVENT_FIELDS]
+
+
+def assert_same(got: object, want: object, where: str) -> None:
+    """Equal, and of the same types all the way down: 3.0 is not 3, a map is not an array."""
+    assert type(got) is type(want), f"{where}: got {got!r}, expected {want!r}"
+    if isinstance(got, dict) and isinstance(want, dict):
+        assert got.keys() == want.keys(), f"{where}: keys {list(got)}, expected {list(want)}"
+        for key, value in want.items():
+            assert_same(got[key], value, f"{where}.{key}")
+    elif isinstance(got, list) and isinstance(want, list):
+        assert len(got) == len(want), f"{where}: {len(got)} items, expected {len(want)}"
+        for index, value in enumerate(want):
+            assert_same(got[index], value, f"{where}[{index}]")
+    else:
+        assert got == want, f"{where}: got {got!r}, expected {want!r}"
+
+
+def present(suffix: str) -> list[Path]:
+    return sorted(DATA.glob(f"*{suffix}"))
+
+
+def file_id(path: Path) -> str:
+    return path.name
+
+
+def test_the_fixture_files_are_the_documented_ones() -> None:
+    assert {path.name for path in DATA.iterdir()} == FIXTURES
+
+
+def test_expected_json_is_what_make_expected_writes() -> None:
+    text = (FOREIGN / "expected.json").read_text(encoding="utf-8")
+    assert text == make_expected.expected_text(), "run tests/foreign/make_expected.py"
+
+
+@pytest.mark.parametrize("path", present("_events_map.msgpack"), ids=file_id)
+def test_event_maps(path: Path) -> None:
+    records = decode(path)
+    assert len(records) == len(EXPECTED["events"])
+    for index, (record, event) in enumerate(zip(records, EXPECTED["events"], strict=True)):
+        assert isinstance(record, dict), f"record {index} is not a map"
+        assert isinstance(record["inner"], dict), f"record {index}: inner is not a map"
+        assert_same(record, expected_event(event), f"{path.name} record {index}")
+
+
+@pytest.mark.parametrize("path", present("_events_array.msgpack"), ids=file_id)
+def test_event_arrays(path: Path) -> None:
+    records = decode(path)
+    assert len(records) == len(EXPECTED["events"])
+    for index, (record, event) in enumerate(zip(records, EXPECTED["events"], strict=True)):
+        assert isinstance(record, list), f"record {index} is not an array"
+        assert isinstance(record[EVENT_FIELDS.index("inner")], list), f"record {index}: inner"
+        assert_same(record, as_array(expected_event(event)), f"{path.name} record {index}")
+
+
+@pytest.mark.parametrize(
+    "path", present("_events_map.msgpack") + present("_events_array.msgpack"), ids=file_id
+)
+def test_timestamps_as_datetimes_are_utc_to_the_microsecond(path: Path) -> None:
+    """``timestamp=3`` gives aware UTC datetimes, the nanoseconds cut to microseconds."""
+    position = EVENT_FIELDS.index("timestamp")
+    got = [
+        record["timestamp"] if isinstance(record, dict) else record[position]
+        for record in decode(path, timestamp=3)
+    ]
+    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+    want = []
+    for event in EXPECTED["events"]:
+        seconds, nanoseconds = make_expected.parse_rfc3339(event["timestamp"])
+        want.append(epoch + dt.timedelta(seconds=seconds, microseconds=nanoseconds // 1000))
+    assert got == want
+    assert all(value.tzinfo is dt.timezone.utc for value in got)
+
+
+@pytest.mark.parametrize("path", present("_items_untagged.msgpack"), ids=file_id)
+def test_untagged_go_structs_are_keyed_by_field_name(path: Path) -> None:
+    records = decode(path)
+    assert len(records) == len(EXPECTED["untagged_items"]) == 5
+    for index, (record, item) in enumerate(zip(records, EXPECTED["untagged_items"], strict=True)):
+        assert_same(record, item, f"{path.name} record {index}")
+
+
+@pytest.mark.parametrize("path", present("_fluentd.msgpack"), ids=file_id)
+def test_fluentd_forward_entries(path: Path) -> None:
+    entries = decode(path)
+    assert len(entries) == len(EXPECTED["fluentd"]) == 6
+    for index, (entry, want) in enumerate(zip(entries, EXPECTED["fluentd"], strict=True)):
+        event_time = EventTime(*make_expected.parse_rfc3339(want["time"]))
+        assert_same(entry, [event_time, want["record"]], f"{path.name} entry {index}")
