@@ -1,12 +1,12 @@
-"""Write ``expected.json``: the logical records that every foreign encoder in this folder writes.
+"""Write ``expected.json``: the logical records that every encoder in this folder writes.
 
 Standard library only, deterministic: the encoders in ``go/``, ``node/``, ``rust/`` and
 ``java/`` read the JSON this writes (as ``../expected.json``), so every language encodes the
-very same values, and ``tests/test_foreign_fixtures.py`` checks their files against it (and
+very same values, and ``tests/test_encoder_fixtures.py`` checks their files against it (and
 that running this again reproduces ``expected.json`` byte for byte).
 
-Regenerate with ``python3 tests/foreign/make_expected.py`` (from the repository root), then
-rebuild the fixture files with ``tests/foreign/rebuild.sh``.
+Regenerate with ``python3 tests/encoders/make_expected.py`` (from the repository root), then
+rebuild the fixture files with ``tests/encoders/rebuild.sh``.
 
 ``events``: 12 records with the fields, in this order, ``id``, ``process_id``, ``thread_id``,
 ``timestamp`` (RFC 3339, UTC, always 9 fractional digits), ``line``, ``value`` (a float, even

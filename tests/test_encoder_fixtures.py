@@ -1,9 +1,9 @@
-"""The fixtures of tests/foreign, written by MessagePack encoders in Go, Node.js, Rust and Java,
-decode (by ``msgpack`` alone) to exactly the records of ``tests/foreign/expected.json``.
+"""The fixtures of tests/encoders, written by MessagePack encoders in Go, Node.js, Rust and Java,
+decode (by ``msgpack`` alone) to exactly the records of ``tests/encoders/expected.json``.
 
 This locks the fixture files: types and values field by field, timestamps to the nanosecond,
 maps as maps and arrays as arrays. How each file was written, and how to write it again, is in
-``tests/foreign/README.md``.
+``tests/encoders/README.md``.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from typing import Any, NamedTuple
 import msgpack
 import pytest
 
-from tests.foreign import make_expected
+from tests.encoders import make_expected
 
-FOREIGN = Path(__file__).resolve().parent / "foreign"
-DATA = FOREIGN / "data"
-EXPECTED: dict[str, Any] = json.loads((FOREIGN / "expected.json").read_text(encoding="utf-8"))
+ENCODERS = Path(__file__).resolve().parent / "encoders"
+DATA = ENCODERS / "data"
+EXPECTED: dict[str, Any] = json.loads((ENCODERS / "expected.json").read_text(encoding="utf-8"))
 
 # The files the encoders write, as README.md lists them.
 FIXTURES = {
@@ -115,8 +115,8 @@ def test_the_fixture_files_are_the_documented_ones() -> None:
 
 
 def test_expected_json_is_what_make_expected_writes() -> None:
-    text = (FOREIGN / "expected.json").read_text(encoding="utf-8")
-    assert text == make_expected.expected_text(), "run tests/foreign/make_expected.py"
+    text = (ENCODERS / "expected.json").read_text(encoding="utf-8")
+    assert text == make_expected.expected_text(), "run tests/encoders/make_expected.py"
 
 
 @pytest.mark.parametrize("path", present("_events_map.msgpack"), ids=file_id)

@@ -1,4 +1,4 @@
-//! Writes the Rust fixtures of tests/foreign with serde and rmp-serde, from ../expected.json:
+//! Writes the Rust fixtures of tests/encoders with serde and rmp-serde, from ../expected.json:
 //! map form by `rmp_serde::to_vec_named`, array form by `rmp_serde::to_vec`.
 //!
 //! Usage (from this folder): cargo run -- ../data

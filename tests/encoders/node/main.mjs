@@ -1,4 +1,4 @@
-// Writes the Node.js fixtures of tests/foreign with @msgpack/msgpack, from ../expected.json.
+// Writes the Node.js fixtures of tests/encoders with @msgpack/msgpack, from ../expected.json.
 //
 // Usage (from this folder): npm install && node main.mjs ../data
 import { readFileSync, writeFileSync } from "node:fs";

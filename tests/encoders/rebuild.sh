@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Rebuild tests/foreign: expected.json, then every encoder's files in data/ (see README.md).
+# Rebuild tests/encoders: expected.json, then every encoder's files in data/ (see README.md).
 #
-#   tests/foreign/rebuild.sh              # all of them
-#   tests/foreign/rebuild.sh go rust      # only these encoders (expected.json is rewritten first)
+#   tests/encoders/rebuild.sh              # all of them
+#   tests/encoders/rebuild.sh go rust      # only these encoders (expected.json is rewritten first)
 #
 # Needs python3, and go, node/npm, cargo, java/mvn for the encoders asked for; each fetches its
 # pinned library from its usual package registry. Then check the result with
-#   poetry run pytest tests/test_foreign_fixtures.py
+#   poetry run pytest tests/test_encoder_fixtures.py
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -1,4 +1,4 @@
-// Writes the Go fixtures of tests/foreign with github.com/vmihailenco/msgpack/v5, default options,
+// Writes the Go fixtures of tests/encoders with github.com/vmihailenco/msgpack/v5, default options,
 // from the records in ../expected.json.
 //
 // Usage (from this folder): go run . ../data
