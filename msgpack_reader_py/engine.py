@@ -1,0 +1,439 @@
+"""Every use of msgspec: record types compiled into decoders for both wire shapes, runs of
+records decoded in one call, and msgspec's errors phrased as the reader's own.
+
+DRAFT (issue 10): not wired into the reader yet. See the notes at the end of this docstring.
+
+A record (and every record nested in it) reaches the wire as an array of its fields by position
+or as a map of its fields by name, in any mix. msgspec decodes each type in one shape only (a
+dataclass from a map, a NamedTuple or an ``array_like`` Struct from an array), and a union may
+hold one array-like and one map-like type but at most one Struct. So a record type is decoded
+through a union of two *wire forms*:
+
+- the array form: the type itself when it decodes from arrays (an ``array_like`` Struct, a
+  NamedTuple) and nothing in it had to change; for a flat dataclass without defaults a plain
+  ``tuple[...]`` of its field types (built afterwards with ``starmap``, in C); otherwise a
+  generated ``array_like`` Struct with the same fields, defaults and rewritten field types
+  (``forbid_unknown_fields``, so an array with extra values is refused);
+- the map form: the type itself when it decodes from maps (a dataclass, a plain Struct) and
+  nothing in it had to change; otherwise a generated dataclass keyed by the wire names.
+
+A field type is rewritten when it mentions a record type (which becomes the union of its two
+forms) or, with an ``ext_hook``, a ``datetime`` (msgspec hands an extension other than the
+timestamp to the hook only where any value is accepted). A value decoded into a generated form
+is converted to the user's type afterwards by a converter compiled once per type; subtrees that
+needed no rewriting are passed through untouched.
+
+Notes for wiring (next step): the reader's loop frames each chunk with ``Unpacker.skip`` /
+``tell`` (msgpack keeps the error contract: truncation, sizes, hostile headers) and calls
+:meth:`RecordDecoder.decode_run` on the bytes of the complete records; on a failure it replays
+the run to find record offsets and calls :meth:`RecordDecoder.decode_one` record by record to
+name the first bad one with its field path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import enum
+import itertools
+import re
+import types
+import typing
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+__all__ = ["ExtHook", "FieldSpec", "RecordDecoder", "RecordFailure", "record_fields"]
+
+ExtHook = Callable[[int, memoryview], Any]
+Converter = Callable[[Any], Any]
+
+_PATH_SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+)\]|\[(\.\.\.)\]")
+_AT = re.compile(r"^(?P<message>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.DOTALL)
+_KEY_IN = re.compile(r"^(?P<message>.*) - at `key` in `\$(?P<path>[^`]*)`$", re.DOTALL)
+
+
+class RecordFailure(Exception):
+    """A record that is not a record of the type: ``reason`` names the field path."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclasses.dataclass(frozen=True)
+class FieldSpec:
+    """One field of a record type, as the wire sees it."""
+
+    name: str  # the attribute
+    wire_name: str  # the map key (a Struct's ``rename``)
+    annotation: Any
+    default: Any = msgspec.NODEFAULT
+    default_factory: Any = msgspec.NODEFAULT
+
+    @property
+    def required(self) -> bool:
+        return self.default is msgspec.NODEFAULT and self.default_factory is msgspec.NODEFAULT
+
+
+def _kind(tp: Any) -> str | None:
+    """``"struct"``, ``"array_struct"``, ``"dataclass"``, ``"namedtuple"`` or ``None``."""
+    if isinstance(tp, type):
+        if issubclass(tp, msgspec.Struct):
+            return "array_struct" if tp.__struct_config__.array_like else "struct"
+        if dataclasses.is_dataclass(tp):
+            return "dataclass"
+        if issubclass(tp, tuple) and isinstance(getattr(tp, "_fields", None), tuple):
+            return "namedtuple"
+    return None
+
+
+def record_fields(tp: Any) -> list[FieldSpec]:
+    """The fields of a record type in wire order (a ``tuple[...]`` type's are ``[0]``, ...)."""
+    kind = _kind(tp)
+    if kind in ("struct", "array_struct"):
+        return [
+            FieldSpec(f.name, f.encode_name, f.type, f.default, f.default_factory)
+            for f in msgspec.structs.fields(tp)
+        ]
+    hints = typing.get_type_hints(tp, include_extras=True) if kind else {}
+    if kind == "dataclass":
+        specs = []
+        for f in dataclasses.fields(tp):
+            if not f.init:
+                continue
+            default = msgspec.NODEFAULT if f.default is dataclasses.MISSING else f.default
+            factory = (
+                msgspec.NODEFAULT if f.default_factory is dataclasses.MISSING else f.default_factory
+            )
+            specs.append(FieldSpec(f.name, f.name, hints.get(f.name, Any), default, factory))
+        return specs
+    if kind == "namedtuple":
+        defaults = tp._field_defaults
+        return [
+            FieldSpec(n, n, hints.get(n, Any), defaults.get(n, msgspec.NODEFAULT))
+            for n in tp._fields
+        ]
+    if _is_fixed_tuple(tp):
+        return [FieldSpec(f"[{i}]", f"[{i}]", a) for i, a in enumerate(typing.get_args(tp))]
+    raise TypeError(
+        "record_type must be a dataclass, a NamedTuple, a msgspec.Struct or a tuple[...] type, "
+        f"got {tp!r}"
+    )
+
+
+def _is_fixed_tuple(tp: Any) -> bool:
+    args = typing.get_args(tp)
+    return typing.get_origin(tp) is tuple and bool(args) and Ellipsis not in args
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+class _Compiler:
+    """Wire types and converters for the types of one record type, each made once."""
+
+    def __init__(self, ext_hook: ExtHook | None, forbid_unknown_keys: bool) -> None:
+        self.ext_hook = ext_hook
+        self.forbid = forbid_unknown_keys
+        self.forms: dict[Any, tuple[Any, Converter | None]] = {}
+
+    def wire(self, annotation: Any) -> tuple[Any, Converter | None]:
+        """The type msgspec decodes in place of ``annotation``, and the converter from what it
+        gives to what the annotation wants (``None``: the same value will do)."""
+        if _kind(annotation) is not None:
+            return self.record(annotation)
+        if annotation is datetime.datetime and self.ext_hook is not None:
+            return Any, _expect_datetime
+        origin = typing.get_origin(annotation)
+        args = typing.get_args(annotation)
+        if origin is typing.Annotated:
+            inner, convert = self.wire(args[0])
+            return typing.Annotated[(inner, *args[1:])], convert  # type: ignore[valid-type]
+        if origin is typing.Union or origin is types.UnionType:
+            members = [self.wire(a) for a in args]
+            if all(c is None for _, c in members):
+                return annotation, None
+            wire_members = tuple(m for m, _ in members)
+            return typing.Union[wire_members], _union_converter(args, members)  # noqa: UP007
+        if origin in (list, tuple, dict) and args:
+            if origin is tuple and Ellipsis not in args:
+                parts = [self.wire(a) for a in args]
+                if all(c is None for _, c in parts):
+                    return annotation, None
+                converters = [c or _identity for _, c in parts]
+                wire_args = tuple(p for p, _ in parts)
+                return tuple[wire_args], lambda v: tuple(  # type: ignore[valid-type]
+                    c(x) for c, x in zip(converters, v, strict=True)
+                )
+            if origin is dict:
+                key, key_convert = self.wire(args[0])
+                value, value_convert = self.wire(args[1])
+                if key_convert is None and value_convert is None:
+                    return annotation, None
+                kc, vc = key_convert or _identity, value_convert or _identity
+                return dict[key, value], lambda d: {kc(k): vc(v) for k, v in d.items()}  # type: ignore[valid-type]
+            element, convert = self.wire(args[0])
+            if convert is None:
+                return annotation, None
+            if origin is list:
+                return list[element], lambda v: [convert(x) for x in v]  # type: ignore[valid-type]
+            return tuple[element, ...], lambda v: tuple(convert(x) for x in v)  # type: ignore[valid-type]
+        return annotation, None
+
+    def record(self, tp: Any) -> tuple[Any, Converter | None]:
+        if tp in self.forms:
+            return self.forms[tp]
+        kind = _kind(tp)
+        fields = record_fields(tp)
+        wired = [(f, *self.wire(f.annotation)) for f in fields]
+        changed = any(c is not None for _, _, c in wired)
+        name = tp.__name__
+        array_form: Any
+        map_form: Any
+        if kind in ("array_struct", "namedtuple") and not changed:
+            array_form = tp
+        elif kind == "struct" and not changed and not self.forbid:
+            # The type itself is the map form: a union holds one Struct at most.
+            array_form = _namedtuple_form(f"{name}AsArray", wired)
+        else:
+            array_form = msgspec.defstruct(
+                f"{name}AsArray",
+                [_struct_field(f, t) for f, t, _ in wired],
+                array_like=True,
+                forbid_unknown_fields=True,
+            )
+        if kind in ("dataclass", "struct") and not changed and not self.forbid:
+            map_form = tp
+        elif isinstance(array_form, type) and issubclass(array_form, msgspec.Struct):
+            # TODO(issue 10): forbid_unknown_keys with a Struct array form needs a NamedTuple
+            # array form instead, so that the map form can be a forbidding Struct.
+            map_form = dataclasses.make_dataclass(
+                f"{name}AsMap", [_dataclass_field(f, t) for f, t, _ in wired]
+            )
+        else:
+            map_form = msgspec.defstruct(
+                f"{name}AsMap",
+                [_struct_field(f, t, key=True) for f, t, _ in wired],
+                forbid_unknown_fields=self.forbid,
+            )
+        converters = {f.name: c for f, _, c in wired if c is not None}
+        converter = _record_converter(tp, kind, fields, (array_form, map_form), converters)
+        form = (typing.Union[array_form, map_form], converter)  # noqa: UP007
+        self.forms[tp] = form
+        return form
+
+
+def _namedtuple_form(name: str, wired: list[tuple[FieldSpec, Any, Any]]) -> Any:
+    form = typing.NamedTuple(name, [(f.name, t) for f, t, _ in wired])  # type: ignore[misc]
+    defaults = {f.name: f.default for f, _, _ in wired if f.default is not msgspec.NODEFAULT}
+    form.__new__.__defaults__ = tuple(defaults.values())
+    form._field_defaults = defaults
+    return form
+
+
+def _struct_field(spec: FieldSpec, wire_type: Any, *, key: bool = False) -> tuple[Any, ...]:
+    name = spec.wire_name if key else spec.name
+    if spec.default_factory is not msgspec.NODEFAULT:
+        return (name, wire_type, msgspec.field(default_factory=spec.default_factory))
+    if spec.default is not msgspec.NODEFAULT:
+        return (name, wire_type, spec.default)
+    return (name, wire_type)
+
+
+def _dataclass_field(spec: FieldSpec, wire_type: Any) -> tuple[Any, ...]:
+    if spec.default_factory is not msgspec.NODEFAULT:
+        return (spec.wire_name, wire_type, dataclasses.field(default_factory=spec.default_factory))
+    if spec.default is not msgspec.NODEFAULT:
+        return (spec.wire_name, wire_type, dataclasses.field(default=spec.default))
+    return (spec.wire_name, wire_type)
+
+
+def _expect_datetime(value: Any) -> datetime.datetime:
+    if isinstance(value, datetime.datetime):
+        return value
+    raise RecordFailure(f"expected datetime, got {type(value).__name__}")
+
+
+def _union_converter(
+    annotations: tuple[Any, ...], members: list[tuple[Any, Converter | None]]
+) -> Converter:
+    """Convert a value decoded for a union: by the member whose wire form it came out as."""
+    plain = tuple(a for a, (_, c) in zip(annotations, members, strict=True) if c is None)
+
+    def convert(value: Any) -> Any:
+        for annotation, (_, member_convert) in zip(annotations, members, strict=True):
+            if member_convert is not None and not _is_plain_instance(value, plain):
+                try:
+                    return member_convert(value)
+                except (TypeError, AttributeError, RecordFailure):
+                    continue
+        return value
+
+    return convert
+
+
+def _is_plain_instance(value: Any, plain: tuple[Any, ...]) -> bool:
+    return value is None or isinstance(value, (int, float, str, bytes, bool, enum.Enum))
+
+
+def _record_converter(
+    tp: Any,
+    kind: str | None,
+    fields: list[FieldSpec],
+    forms: tuple[Any, Any],
+    converters: dict[str, Converter],
+) -> Converter | None:
+    array_form, map_form = forms
+    if array_form is tp and map_form is tp:  # pragma: no cover - one form never decodes both
+        return None
+    names = [f.name for f in fields]
+    wire_names = [f.wire_name for f in fields]
+    per_field = [converters.get(n, _identity) for n in names]
+
+    def convert(value: Any) -> Any:
+        if type(value) is tp:
+            return value
+        source_names = wire_names if type(value) is map_form and map_form is not tp else names
+        values = [
+            c(getattr(value, s)) for c, s in zip(per_field, source_names, strict=True)
+        ]
+        if kind == "namedtuple":
+            return tp(*values)
+        return tp(**dict(zip(names, values, strict=True)))
+
+    return convert
+
+
+class RecordDecoder:
+    """Decodes runs of whole records of ``record_type`` (array- or map-shaped) in one call."""
+
+    def __init__(
+        self,
+        record_type: Any,
+        *,
+        ext_hook: ExtHook | None = None,
+        forbid_unknown_keys: bool = False,
+    ) -> None:
+        self.record_type = record_type
+        self.fields = record_fields(record_type)
+        compiler = _Compiler(ext_hook, forbid_unknown_keys)
+        self._finish: Callable[[list[Any]], list[Any]]
+        if _is_fixed_tuple(record_type):
+            wire, convert = compiler.wire(record_type)
+            self._finish = _finisher(convert)
+        elif (
+            _kind(record_type) == "dataclass"
+            and all(f.required for f in self.fields)
+            and not forbid_unknown_keys
+            and all(compiler.wire(f.annotation)[1] is None for f in self.fields)
+        ):
+            # The common flat record: arrays decode to tuples, built with starmap in C.
+            as_tuple = tuple[tuple(f.annotation for f in self.fields)]  # type: ignore[misc]
+            wire = typing.Union[as_tuple, record_type]  # noqa: UP007
+            self._finish = _flat_finisher(record_type)
+        else:
+            wire, convert = compiler.record(record_type)
+            self._finish = _finisher(convert)
+        hook = {"ext_hook": ext_hook} if ext_hook is not None else {}
+        try:
+            self._run = msgspec.msgpack.Decoder(list[wire], **hook).decode  # type: ignore[valid-type]
+            self._one = msgspec.msgpack.Decoder(wire, **hook).decode
+        except TypeError as exc:
+            raise TypeError(f"cannot read records of type {record_type!r}: {exc}") from None
+        self._any = msgspec.msgpack.Decoder(**hook).decode
+
+    def decode_run(self, data: Any) -> list[Any]:
+        """The records of ``data``: an array header for their count, then the records.
+
+        Raises ``RecordFailure`` (without saying which record: see :meth:`decode_one`).
+        """
+        try:
+            return self._finish(self._run(data))
+        except (msgspec.MsgspecError, ValueError, TypeError, RecordFailure) as exc:
+            raise RecordFailure(str(exc)) from exc
+
+    def decode_one(self, data: Any) -> Any:
+        """One record from its bytes; ``RecordFailure`` names the field path and the value."""
+        try:
+            return self._finish([self._one(data)])[0]
+        except msgspec.ValidationError as exc:
+            raise RecordFailure(self._phrase(str(exc), data)) from exc
+        except RecordFailure:
+            raise
+        except (msgspec.MsgspecError, ValueError, TypeError) as exc:
+            raise RecordFailure(f"{type(exc).__name__}: {exc}") from exc
+
+    def _phrase(self, message: str, data: Any) -> str:
+        """msgspec's ``Expected `int`, got `str` - at `$[2][1]``` as ``field `tags[1]`
+        expected int, got str 'x'``."""
+        key = _KEY_IN.match(message)
+        match = key or _AT.match(message)
+        assert match is not None
+        text, path = match.group("message"), match.group("path") or ""
+        field = _field_path(self.record_type, path)
+        text = text[:1].lower() + text[1:]
+        text = text.replace("`", "")
+        where = f"field `{field}`" if field else "record"
+        if key:
+            where += " has a key that"
+        return f"{where} {text}" if field else text
+
+
+def _field_path(record_type: Any, path: str) -> str:
+    """msgspec's path (``[2][1]``, ``.inner.level``) in field names (``tags[1]``)."""
+    parts: list[str] = []
+    current: Any = record_type
+    for name, index, _ in _PATH_SEGMENT.findall(path):
+        current = _unwrap(current)
+        fields = record_fields(current) if _is_record(current) else None
+        if fields is not None and index:
+            spec = fields[int(index)] if int(index) < len(fields) else None
+            label = spec.name if spec is not None else f"[{index}]"
+            current = spec.annotation if spec is not None else Any
+        elif fields is not None and name:
+            spec = next((f for f in fields if name in (f.wire_name, f.name)), None)
+            label = spec.name if spec is not None else name
+            current = spec.annotation if spec is not None else Any
+        else:
+            label = f"[{index or '...'}]"
+            args = typing.get_args(current)
+            current = args[-1] if args else Any
+        parts.append(label if label.startswith("[") or not parts else f".{label}")
+    return "".join(parts)
+
+
+def _is_record(tp: Any) -> bool:
+    return _kind(tp) is not None or _is_fixed_tuple(tp)
+
+
+def _unwrap(tp: Any) -> Any:
+    """The record or container inside ``Optional[...]`` / ``Annotated[...]``."""
+    origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        return _unwrap(typing.get_args(tp)[0])
+    if origin is typing.Union or origin is types.UnionType:
+        members = [a for a in typing.get_args(tp) if a is not type(None)]
+        structured = [m for m in members if _is_record(m) or typing.get_origin(m)]
+        return _unwrap(structured[0]) if structured else tp
+    return tp
+
+
+def _finisher(convert: Converter | None) -> Callable[[list[Any]], list[Any]]:
+    if convert is None:
+        return _identity
+    return lambda values: list(map(convert, values))
+
+
+def _flat_finisher(record_type: type) -> Callable[[list[Any]], list[Any]]:
+    def finish(values: list[Any]) -> list[Any]:
+        kinds = set(map(type, values))
+        if kinds == {tuple}:
+            return list(itertools.starmap(record_type, values))
+        if kinds <= {record_type}:
+            return values
+        return [record_type(*v) if type(v) is tuple else v for v in values]
+
+    return finish
