@@ -297,9 +297,7 @@ def _record_converter(
         if type(value) is tp:
             return value
         source_names = wire_names if type(value) is map_form and map_form is not tp else names
-        values = [
-            c(getattr(value, s)) for c, s in zip(per_field, source_names, strict=True)
-        ]
+        values = [c(getattr(value, s)) for c, s in zip(per_field, source_names, strict=True)]
         if kind == "namedtuple":
             return tp(*values)
         return tp(**dict(zip(names, values, strict=True)))

@@ -1,0 +1,130 @@
+"""engine.RecordDecoder (draft, issue 10): both wire shapes at every level, every record kind."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import io
+from typing import Any, NamedTuple
+
+import msgpack
+import msgspec
+import pytest
+
+from msgpack_reader_py import Item, get_iter, pack_items
+from msgpack_reader_py.engine import RecordDecoder, RecordFailure
+
+
+@dataclasses.dataclass
+class Inner:
+    name: str
+    level: int
+
+
+@dataclasses.dataclass
+class Event:
+    id: int
+    inner: Inner
+    tags: list[int]
+    when: datetime.datetime | None = None
+
+
+class Pair(NamedTuple):
+    key: int
+    inner: Inner
+
+
+class Compact(msgspec.Struct, array_like=True):
+    a: int
+    b: str = "x"
+
+
+class GoItem(msgspec.Struct, rename="pascal"):
+    process_id: int
+    line: int = 0
+
+
+def run(decoder: RecordDecoder, records: list[Any]) -> list[Any]:
+    return decoder.decode_run(msgpack.packb(records, datetime=False))
+
+
+def one(decoder: RecordDecoder, record: Any) -> Any:
+    return decoder.decode_one(msgpack.packb(record, datetime=False))
+
+
+def test_nested_records_in_any_mix_of_arrays_and_maps() -> None:
+    records = run(
+        RecordDecoder(Event),
+        [
+            [1, ["a", 2], [1, 2]],
+            {
+                "id": 2,
+                "inner": {"name": "b", "level": 3},
+                "tags": [],
+                "when": msgpack.Timestamp(1, 5000),
+            },
+            [3, {"name": "c", "level": 4}, [5], None],
+        ],
+    )
+    utc = datetime.timezone.utc
+    assert records == [
+        Event(1, Inner("a", 2), [1, 2]),
+        Event(2, Inner("b", 3), [], datetime.datetime(1970, 1, 1, 0, 0, 1, 5, tzinfo=utc)),
+        Event(3, Inner("c", 4), [5], None),
+    ]
+
+
+def test_flat_item_from_arrays_and_from_maps() -> None:
+    items = list(get_iter(50))
+    arrays = list(msgpack.Unpacker(io.BytesIO(pack_items(items))))
+    names = [field.name for field in dataclasses.fields(Item)]
+    maps = [dict(zip(names, values, strict=True)) for values in arrays]
+    decoder = RecordDecoder(Item)
+    assert run(decoder, arrays) == items
+    assert run(decoder, maps) == items
+    assert run(decoder, [arrays[0], maps[1]]) == items[:2]
+
+
+@pytest.mark.parametrize(
+    ("record_type", "records", "expected"),
+    [
+        (Compact, [[1], {"a": 2, "b": "q"}], [Compact(1), Compact(2, "q")]),
+        (GoItem, [{"ProcessId": 5}, [7, 8]], [GoItem(5), GoItem(7, 8)]),
+        (
+            Pair,
+            [[1, {"name": "x", "level": 1}], {"key": 2, "inner": ["y", 2]}],
+            [Pair(1, Inner("x", 1)), Pair(2, Inner("y", 2))],
+        ),
+        (tuple[int, Inner], [[1, ["x", 3]]], [(1, Inner("x", 3))]),
+    ],
+)
+def test_every_record_kind(record_type: Any, records: list[Any], expected: list[Any]) -> None:
+    assert run(RecordDecoder(record_type), records) == expected
+
+
+@pytest.mark.parametrize(
+    ("record", "reason"),
+    [
+        ([1, ["a", 2], [1, "x"]], "field `tags[1]` expected int, got str"),
+        ({"id": 1, "inner": {"name": "a", "level": "z"}, "tags": []}, "field `inner.level`"),
+        ([1, ["a", "z"], []], "field `inner.level` expected int, got str"),
+        ({"id": 1, "tags": []}, "missing required field inner"),
+        ([1, ["a", 2], [1, 2], None, 9], "at most length 4, got 5"),
+    ],
+)
+def test_a_bad_record_names_its_field_path(record: Any, reason: str) -> None:
+    with pytest.raises(RecordFailure) as caught:
+        one(RecordDecoder(Event), record)
+    assert reason in caught.value.reason
+
+
+def test_a_bool_is_not_an_int_and_an_int_is_a_float() -> None:
+    @dataclasses.dataclass
+    class Numbers:
+        count: int
+        ratio: float
+
+    decoder = RecordDecoder(Numbers)
+    assert run(decoder, [[1, 2]]) == [Numbers(1, 2.0)]
+    with pytest.raises(RecordFailure, match="field `count` expected int, got bool"):
+        one(decoder, [True, 1.0])
