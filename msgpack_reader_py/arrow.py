@@ -7,7 +7,7 @@ Needs the ``arrow`` extra (``pip install '.[arrow]'`` in the project's clone).
 >>> table.to_pandas()  # doctest: +SKIP
 
 No record object is built: the decoded tuples of each chunk the reader reads are checked as a
-batch (the reader's ``validate=True`` checks) and handed to pyarrow in one call, which builds
+batch (every field checked, as the reader checks it) and handed to pyarrow in one call, which builds
 the columns in C. A record whose values Arrow cannot hold (an int over int64) is located like
 any other bad record: it raises a :class:`~msgpack_reader_py.errors.RecordError` with its index
 and offset, after the batch of records before it.
@@ -165,8 +165,8 @@ class BatchReader:
     An iterator of ``pyarrow.RecordBatch`` and a context manager. Every batch has
     :attr:`schema` (see :func:`arrow_schema`) and ``batch_size`` rows, except the last, and
     except a batch cut short at ``MAX_BATCH_BYTES`` of columns. ``source`` is anything
-    :class:`~msgpack_reader_py.StreamingReader` reads; records are always validated against
-    ``record_type``, exactly as ``StreamingReader(..., validate=True)`` does.
+    :class:`~msgpack_reader_py.StreamingReader` reads; records are checked against ``record_type``
+    exactly as :class:`~msgpack_reader_py.StreamingReader` checks them, in either wire shape.
 
     Error contract: as the reader's. Broken data raises a
     :class:`~msgpack_reader_py.errors.ReaderError` with the failing record's index and offset,
@@ -214,7 +214,7 @@ class BatchReader:
         labels = [record_schema.names[p] for p in positions or range(len(full))]
         self._reader: StreamingReader[pa.StructArray] = StreamingReader._converting(
             source,
-            record_schema,
+            record_type,
             _Columns(self.schema, positions, labels),
             max_record_size=max_record_size,
             read_size=read_size,

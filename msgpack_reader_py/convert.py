@@ -155,8 +155,8 @@ def convert(
     ``source`` is anything :class:`~msgpack_reader_py.StreamingReader` reads, or a list or
     tuple of such sources, read in turn into the one output. ``destination`` is a path,
     written atomically (see the module's docstring), or a binary stream, written as records
-    arrive and left open. Records are validated against ``record_type`` as
-    ``StreamingReader(..., validate=True)`` does; broken data raises the reader's
+    arrive and left open. Records are checked against ``record_type`` as
+    :class:`~msgpack_reader_py.StreamingReader` checks them; broken data raises the reader's
     :class:`~msgpack_reader_py.errors.ReaderError` (its ``source`` naming the source, where
     the reader knows a name), after every record before it was written to a stream.
     ``on_error="skip"`` passes over records that are not records of the type instead, and
@@ -207,7 +207,7 @@ class _Job:
             )
         return StreamingReader._converting(
             source,
-            self.schema,
+            self.schema.record_type,
             _Tuples(),
             max_record_size=self.max_record_size,
             read_size=DEFAULT_READ_SIZE,

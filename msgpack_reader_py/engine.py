@@ -1,8 +1,6 @@
 """Every use of msgspec: record types compiled into decoders for both wire shapes, runs of
 records decoded in one call, and msgspec's errors phrased as the reader's own.
 
-DRAFT (issue 10): not wired into the reader yet. See the notes at the end of this docstring.
-
 A record (and every record nested in it) reaches the wire as an array of its fields by position
 or as a map of its fields by name, in any mix. msgspec decodes each type in one shape only (a
 dataclass from a map, a NamedTuple or an ``array_like`` Struct from an array), and a union may
@@ -23,11 +21,10 @@ timestamp to the hook only where any value is accepted). A value decoded into a 
 is converted to the user's type afterwards by a converter compiled once per type; subtrees that
 needed no rewriting are passed through untouched.
 
-Notes for wiring (next step): the reader's loop frames each chunk with ``Unpacker.skip`` /
-``tell`` (msgpack keeps the error contract: truncation, sizes, hostile headers) and calls
-:meth:`RecordDecoder.decode_run` on the bytes of the complete records; on a failure it replays
-the run to find record offsets and calls :meth:`RecordDecoder.decode_one` record by record to
-name the first bad one with its field path.
+The reader's loop (:mod:`.decoder`) frames records with ``msgpack.Unpacker``, which keeps the
+error contract (truncation, sizes, hostile headers), and decodes each chunk's complete records
+with one :meth:`RecordDecoder.decode_run`; only when that fails does it decode them one by one
+(:meth:`RecordDecoder.decode_one`) to name the first bad record and its field path.
 """
 
 from __future__ import annotations
@@ -36,6 +33,7 @@ import dataclasses
 import datetime
 import enum
 import itertools
+import operator
 import re
 import types
 import typing
@@ -44,22 +42,53 @@ from typing import Any
 
 import msgspec
 
+from .schema import describe
+
 __all__ = ["ExtHook", "FieldSpec", "RecordDecoder", "RecordFailure", "record_fields"]
 
 ExtHook = Callable[[int, memoryview], Any]
 Converter = Callable[[Any], Any]
 
+_SHAPE = re.compile(r"^Expected `(array|object|array \| object)`")
+_GOT = re.compile(r"^(?P<expected>Expected `[^`]*`), got `[^`]*`$")
+_UNKNOWN: Any = object()
 _PATH_SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+)\]|\[(\.\.\.)\]")
 _AT = re.compile(r"^(?P<message>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.DOTALL)
 _KEY_IN = re.compile(r"^(?P<message>.*) - at `key` in `\$(?P<path>[^`]*)`$", re.DOTALL)
 
 
 class RecordFailure(Exception):
-    """A record that is not a record of the type: ``reason`` names the field path."""
+    """A record that is not a record of the type: ``reason`` names the field path.
+
+    ``decodable`` is ``False`` when the bytes cannot be decoded at all (invalid UTF-8, nesting
+    too deep), whatever the type.
+    """
+
+    def __init__(self, reason: str, *, decodable: bool = True) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.decodable = decodable
+
+
+class _HookFailure(Exception):
+    """What an ``ext_hook`` raised, wrapped so that it is told apart from a bug of ours."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+def _guarded(hook: ExtHook) -> ExtHook:
+    def guarded(code: int, data: memoryview) -> Any:
+        try:
+            return hook(code, data)
+        except Exception as exc:
+            name = getattr(hook, "__qualname__", "ext_hook")
+            raise _HookFailure(
+                f"{name} refused extension type {code}: {type(exc).__name__}: {exc}"
+            ) from exc
+
+    return guarded
 
 
 @dataclasses.dataclass(frozen=True)
@@ -306,7 +335,13 @@ def _record_converter(
 
 
 class RecordDecoder:
-    """Decodes runs of whole records of ``record_type`` (array- or map-shaped) in one call."""
+    """Decodes runs of whole records of ``record_type`` (array- or map-shaped) in one call.
+
+    ``record_type=Any`` decodes each record as the value it is (lists, dicts, ``datetime`` for
+    the timestamp extension, :class:`msgspec.msgpack.Ext` for others), for a ``mapper``. With
+    ``values=True`` each record is given as the tuple of its field values, in field order (the
+    rows of :mod:`.arrow`).
+    """
 
     def __init__(
         self,
@@ -314,43 +349,61 @@ class RecordDecoder:
         *,
         ext_hook: ExtHook | None = None,
         forbid_unknown_keys: bool = False,
+        values: bool = False,
     ) -> None:
         self.record_type = record_type
-        self.fields = record_fields(record_type)
-        compiler = _Compiler(ext_hook, forbid_unknown_keys)
+        hook = {"ext_hook": _guarded(ext_hook)} if ext_hook is not None else {}
+        self._any = msgspec.msgpack.Decoder(**hook).decode
+        self._plain = msgspec.msgpack.Decoder().decode  # for error messages: no hook to fail
         self._finish: Callable[[list[Any]], list[Any]]
-        if _is_fixed_tuple(record_type):
-            wire, convert = compiler.wire(record_type)
-            self._finish = _finisher(convert)
-        elif (
-            _kind(record_type) == "dataclass"
-            and all(f.required for f in self.fields)
-            and not forbid_unknown_keys
-            and all(compiler.wire(f.annotation)[1] is None for f in self.fields)
-        ):
-            # The common flat record: arrays decode to tuples, built with starmap in C.
-            as_tuple = tuple[tuple(f.annotation for f in self.fields)]  # type: ignore[misc]
-            wire = typing.Union[as_tuple, record_type]  # noqa: UP007
-            self._finish = _flat_finisher(record_type)
+        if record_type is Any:
+            self.fields: list[FieldSpec] = []
+            wire: Any = Any
+            self._finish = _identity
         else:
-            wire, convert = compiler.record(record_type)
-            self._finish = _finisher(convert)
-        hook = {"ext_hook": ext_hook} if ext_hook is not None else {}
+            self.fields = record_fields(record_type)
+            wire, self._finish = self._compile(record_type, ext_hook, forbid_unknown_keys, values)
         try:
             self._run = msgspec.msgpack.Decoder(list[wire], **hook).decode  # type: ignore[valid-type]
             self._one = msgspec.msgpack.Decoder(wire, **hook).decode
         except TypeError as exc:
             raise TypeError(f"cannot read records of type {record_type!r}: {exc}") from None
-        self._any = msgspec.msgpack.Decoder(**hook).decode
+
+    def _compile(
+        self, record_type: Any, ext_hook: ExtHook | None, forbid: bool, values: bool
+    ) -> tuple[Any, Callable[[list[Any]], list[Any]]]:
+        compiler = _Compiler(ext_hook, forbid)
+        names = [f.name for f in self.fields]
+        if _is_fixed_tuple(record_type):
+            wire, convert = compiler.wire(record_type)
+            return wire, _finisher(convert)
+        if (
+            _kind(record_type) == "dataclass"
+            and all(f.required for f in self.fields)
+            and not forbid
+            and all(compiler.wire(f.annotation)[1] is None for f in self.fields)
+        ):
+            # The common flat record: arrays decode to tuples, built with starmap in C.
+            as_tuple = tuple[tuple(f.annotation for f in self.fields)]  # type: ignore[misc]
+            wire = typing.Union[as_tuple, record_type]  # noqa: UP007
+            return wire, _flat_finisher(record_type, names if values else None)
+        wire, convert = compiler.record(record_type)
+        finish = _finisher(convert)
+        if values and _kind(record_type) in ("dataclass", "struct", "array_struct"):
+            get = operator.attrgetter(*names)
+            if len(names) == 1:
+                return wire, lambda records: [(get(r),) for r in finish(records)]
+            return wire, lambda records: list(map(get, finish(records)))
+        return wire, finish
 
     def decode_run(self, data: Any) -> list[Any]:
         """The records of ``data``: an array header for their count, then the records.
 
-        Raises ``RecordFailure`` (without saying which record: see :meth:`decode_one`).
+        Raises ``RecordFailure`` without saying which record (see :meth:`decode_one`).
         """
         try:
             return self._finish(self._run(data))
-        except (msgspec.MsgspecError, ValueError, TypeError, RecordFailure) as exc:
+        except _FAILURES as exc:
             raise RecordFailure(str(exc)) from exc
 
     def decode_one(self, data: Any) -> Any:
@@ -361,6 +414,13 @@ class RecordDecoder:
             raise RecordFailure(self._phrase(str(exc), data)) from exc
         except RecordFailure:
             raise
+        except _HookFailure as exc:
+            raise RecordFailure(exc.reason) from exc.__cause__
+        except UnicodeDecodeError as exc:
+            reason = f"invalid UTF-8 in a str ({exc.reason} at position {exc.start})"
+            raise RecordFailure(reason, decodable=False) from exc
+        except RecursionError as exc:
+            raise RecordFailure("nesting deeper than the decoder allows", decodable=False) from exc
         except (msgspec.MsgspecError, ValueError, TypeError) as exc:
             raise RecordFailure(f"{type(exc).__name__}: {exc}") from exc
 
@@ -371,15 +431,31 @@ class RecordDecoder:
         match = key or _AT.match(message)
         assert match is not None
         text, path = match.group("message"), match.group("path") or ""
-        field = _field_path(self.record_type, path)
-        text = text[:1].lower() + text[1:]
-        text = text.replace("`", "")
-        where = f"field `{field}`" if field else "record"
-        if key:
-            where += " has a key that"
-        return f"{where} {text}" if field else text
+        shape = _SHAPE.match(text)
+        if shape is not None and not path:
+            return self._shape_error(shape, data)
+        got = _GOT.match(text)
+        if got is not None and not key:
+            found = _found(self._plain(data), path)
+            if found is not _UNKNOWN:
+                text = f"{got.group('expected')}, got {describe(found)}"
+        field = _field_path(self.record_type, path) if self.fields else path
+        text = (text[:1].lower() + text[1:]).replace("`", "")
+        if not field:
+            return text
+        return f"field `{field}`{' has a key that' if key else ''} {text}"
+
+    def _shape_error(self, shape: re.Match[str], data: Any) -> str:
+        """The record itself has the wrong shape: say what a record is and what was found."""
+        size = len(self.fields)
+        required = sum(f.required for f in self.fields)
+        count = f"{required} to {size}" if required < size else f"{size}"
+        maps = not _is_fixed_tuple(self.record_type)
+        want = f"an array{' or a map' if maps else ''} of {count} fields"
+        return f"expected {want}, found {describe(self._plain(data))}"
 
 
+_FAILURES = (msgspec.MsgspecError, ValueError, TypeError, RecursionError, RecordFailure, _HookFailure)
 def _field_path(record_type: Any, path: str) -> str:
     """msgspec's path (``[2][1]``, ``.inner.level``) in field names (``tags[1]``)."""
     parts: list[str] = []
@@ -425,13 +501,43 @@ def _finisher(convert: Converter | None) -> Callable[[list[Any]], list[Any]]:
     return lambda values: list(map(convert, values))
 
 
-def _flat_finisher(record_type: type) -> Callable[[list[Any]], list[Any]]:
-    def finish(values: list[Any]) -> list[Any]:
-        kinds = set(map(type, values))
+def _flat_finisher(
+    record_type: type, names: list[str] | None
+) -> Callable[[list[Any]], list[Any]]:
+    """Records from what the flat form decodes: tuples (arrays) and instances (maps).
+
+    With ``names``, the tuples of field values instead (the instances taken apart)."""
+    if names is not None:
+        get = operator.attrgetter(*names)
+        single = len(names) == 1
+
+        def values(decoded: list[Any]) -> list[Any]:
+            if set(map(type, decoded)) == {tuple}:
+                return decoded
+            return [
+                v if type(v) is tuple else (get(v),) if single else get(v) for v in decoded
+            ]
+
+        return values
+
+    def finish(decoded: list[Any]) -> list[Any]:
+        kinds = set(map(type, decoded))
         if kinds == {tuple}:
-            return list(itertools.starmap(record_type, values))
+            return list(itertools.starmap(record_type, decoded))
         if kinds <= {record_type}:
-            return values
-        return [record_type(*v) if type(v) is tuple else v for v in values]
+            return decoded
+        return [record_type(*v) if type(v) is tuple else v for v in decoded]
 
     return finish
+
+
+def _found(value: Any, path: str) -> Any:
+    """The value at msgspec's ``path`` in a record decoded as it is; ``_UNKNOWN`` if lost."""
+    for name, index, _ in _PATH_SEGMENT.findall(path):
+        if name and isinstance(value, dict) and name in value:
+            value = value[name]
+        elif index and isinstance(value, list) and int(index) < len(value):
+            value = value[int(index)]
+        else:
+            return _UNKNOWN
+    return value

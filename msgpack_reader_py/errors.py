@@ -73,6 +73,7 @@ class RecordTooLargeError(ReaderError):
 class RecordError(ReaderError):
     """Valid MessagePack that is not a record of the expected type.
 
-    Raised for a value that is not an array, an array of the wrong length, and a field that
-    fails validation (``validate=True``).
+    Raised for a value that is neither an array nor a map, an array of the wrong length, a map
+    without a required field, and a field that fails its check; the reason names the field's
+    path (``inner.tags[2]``), what it expected and what it found.
     """

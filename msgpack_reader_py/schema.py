@@ -40,6 +40,8 @@ def describe(value: object) -> str:
         return f"an array of {len(value)} values"
     if isinstance(value, dict):
         return f"a map of {len(value)} entries"
+    if value is None:
+        return "None"
     text = repr(value)
     if len(text) > _REPR_LIMIT:
         text = text[: _REPR_LIMIT - 3] + "..."

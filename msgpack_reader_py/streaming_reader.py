@@ -22,9 +22,9 @@ import msgpack
 
 from . import sniff
 from .decoder import BatchConverter, CompressedDataError, Plan, SkipLog, records, unpacker_options
+from .engine import ExtHook
 from .errors import RecordError
 from .model import Item
-from .schema import RecordSchema
 from .sniff import Compression
 
 __all__ = [
@@ -373,10 +373,15 @@ class StreamingReader(Generic[T]):
     as an open file, ``io.BytesIO``, ``sys.stdin.buffer``, ``socket.makefile("rb")`` or
     ``gzip.open(...)``. A text stream is refused with ``TypeError``.
 
-    Each record is a MessagePack array whose values map positionally onto the fields of
-    ``record_type`` (a dataclass, :class:`~msgpack_reader_py.model.Item` by default). Pass
-    ``mapper`` instead to build each record yourself from the decoded value
-    (``StreamingReader(src, mapper=Item.from_list)``).
+    Each record becomes a ``record_type`` (:class:`~msgpack_reader_py.model.Item` by
+    default): a dataclass, a ``typing.NamedTuple``, a ``msgspec.Struct`` or a ``tuple[...]``
+    type, whose fields may themselves be such record types, to any depth. A record, and every
+    record nested in it, may be a MessagePack array of its fields in order (trailing fields
+    with defaults may be missing) or a map of its fields by name (keys it does not know are
+    ignored), in any mix. Every field is checked as its annotation says, every element of
+    every container included: a ``bool`` is not an ``int``; an ``int`` is accepted for a
+    ``float``; the timestamp extension becomes an aware UTC ``datetime``. Pass ``mapper``
+    instead to build each record yourself from the decoded value, unchecked.
 
     The reader is an iterator and a context manager. It closes only what it opened: a path's
     file is closed by ``close()``, on leaving the ``with`` block, when the stream is exhausted
@@ -391,18 +396,23 @@ class StreamingReader(Generic[T]):
 
     Args:
         source: what to read (see above).
-        record_type: the dataclass each record becomes. Default :class:`Item`.
-        mapper: a callable applied to each decoded value instead of ``record_type(*values)``;
-            a ``TypeError``, ``ValueError``, ``KeyError`` or ``IndexError`` it raises becomes a
-            ``RecordError``. Without ``validate`` it receives any decoded value unchecked.
-        validate: check every record against ``record_type``'s field annotations (exact types:
-            a ``bool`` is not an ``int``; an ``int`` is accepted for ``float``; ``X | None``).
-            Default ``False``: only the record's shape (an array of the right length) is checked.
+        record_type: the type each record becomes (see above). Default :class:`Item`.
+        mapper: a callable applied to each record as decoded (lists for arrays, dicts for
+            maps, ``datetime`` for the timestamp extension, ``msgspec.msgpack.Ext`` for other
+            extensions), instead of building a ``record_type``; a ``TypeError``,
+            ``ValueError``, ``KeyError`` or ``IndexError`` it raises becomes a ``RecordError``.
+        ext_hook: ``ext_hook(code, data) -> value`` turns extension types other than the
+            timestamp (-1) into values, as in msgpack and msgspec; it is called where a field
+            accepts ``Any`` or ``datetime``, so that a field annotated ``datetime`` can take
+            the value it returns (see :func:`~msgpack_reader_py.ext.fluentd_event_time`). An
+            exception it raises becomes a ``RecordError``.
+        forbid_unknown_keys: refuse a map-shaped record (or nested record) with a key that
+            names no field, as a ``RecordError``. Default ``False``: such keys are ignored.
         max_record_size: the largest encoded record accepted, in bytes. Default 100 MiB.
         read_size: the most bytes asked of the source in one read. Default 64 KiB.
         on_error: ``"raise"`` (default) or ``"skip"``. With ``"skip"``, a record that is valid
             MessagePack but not a record of the type (a ``RecordError``: wrong shape, failed
-            validation, a constructor or mapper that refused it) is passed over and counted in
+            a field that fails its check, a mapper that refused it) is passed over and counted in
             ``skipped``; ``errors`` keeps the first 100, each with its index (counting every
             record of the stream, skipped ones too) and offset. Decoding errors, truncation and
             over-size records still raise: after them no record boundary can be trusted.
@@ -418,7 +428,8 @@ class StreamingReader(Generic[T]):
         record_type: type[Item] = ...,
         *,
         mapper: None = None,
-        validate: bool = False,
+        ext_hook: ExtHook | None = None,
+        forbid_unknown_keys: bool = False,
         max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
         read_size: int = DEFAULT_READ_SIZE,
         on_error: OnError = "raise",
@@ -432,7 +443,8 @@ class StreamingReader(Generic[T]):
         record_type: type[T],
         *,
         mapper: None = None,
-        validate: bool = False,
+        ext_hook: ExtHook | None = None,
+        forbid_unknown_keys: bool = False,
         max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
         read_size: int = DEFAULT_READ_SIZE,
         on_error: OnError = "raise",
@@ -446,7 +458,8 @@ class StreamingReader(Generic[T]):
         record_type: type[Any] = ...,
         *,
         mapper: Callable[[Any], T],
-        validate: bool = False,
+        ext_hook: ExtHook | None = None,
+        forbid_unknown_keys: bool = False,
         max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
         read_size: int = DEFAULT_READ_SIZE,
         on_error: OnError = "raise",
@@ -459,7 +472,8 @@ class StreamingReader(Generic[T]):
         record_type: type[Any] = Item,
         *,
         mapper: Callable[[Any], Any] | None = None,
-        validate: bool = False,
+        ext_hook: ExtHook | None = None,
+        forbid_unknown_keys: bool = False,
         max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
         read_size: int = DEFAULT_READ_SIZE,
         on_error: OnError = "raise",
@@ -471,20 +485,25 @@ class StreamingReader(Generic[T]):
         _check_sizes(max_record_size, read_size)
         self._start(
             source,
-            RecordSchema(record_type),
-            mapper=mapper,
-            validate=validate,
+            Plan(
+                record_type,
+                mapper=mapper,
+                ext_hook=ext_hook,
+                forbid_unknown_keys=forbid_unknown_keys,
+            ),
             skip=on_error == "skip",
             max_record_size=max_record_size,
             read_size=read_size,
             decompress=decompress,
         )
+        self.record_type = record_type
+        self.mapper = mapper
 
     @classmethod
     def _converting(
         cls,
         source: Source,
-        schema: RecordSchema,
+        record_type: type[Any],
         convert: BatchConverter,
         *,
         max_record_size: int,
@@ -492,56 +511,40 @@ class StreamingReader(Generic[T]):
         on_error: OnError = "raise",
         decompress: bool = True,
     ) -> StreamingReader[Any]:
-        """A reader whose items are whole batches of validated records of ``schema``, each
-        converted by ``convert`` in one call (the Arrow columns of :mod:`.arrow`), with the
-        same error contract: a refused record is located, the records before it converted
-        first. With ``on_error="skip"``, records that fail their checks or that the converter
-        refuses are passed over and logged, and the rest converted."""
+        """A reader whose items are whole batches of records of ``record_type``, as tuples of
+        field values, each converted by ``convert`` in one call (the Arrow columns of
+        :mod:`.arrow`), with the same error contract: a refused record is located, the records
+        before it converted first. With ``on_error="skip"``, records that fail their checks or
+        that the converter refuses are passed over and logged, and the rest converted."""
         _check_sizes(max_record_size, read_size)
         check_on_error(on_error)
         reader: StreamingReader[Any] = cls.__new__(cls)
         reader._start(
             source,
-            schema,
-            validate=True,
+            Plan(record_type, convert=convert),
             skip=on_error == "skip",
-            convert=convert,
             max_record_size=max_record_size,
             read_size=read_size,
             decompress=decompress,
         )
+        reader.record_type = record_type
+        reader.mapper = None
         return reader
 
     def _start(
         self,
         source: Source,
-        schema: RecordSchema,
+        plan: Plan,
         *,
-        mapper: Callable[[Any], Any] | None = None,
-        validate: bool,
-        skip: bool = False,
-        convert: BatchConverter | None = None,
+        skip: bool,
         max_record_size: int,
         read_size: int,
-        decompress: bool = True,
+        decompress: bool,
     ) -> None:
-        """Everything decided once per stream: decoder limits, checks, how records are made."""
-        options = unpacker_options(schema, mapper, max_record_size, read_size, skip=skip)
-        sequence = list if options["use_list"] else tuple
-        plan = Plan(
-            schema,
-            # Without validation a mapper receives any decoded value unchecked.
-            sequence=sequence if mapper is None or validate else None,
-            validate=validate,
-            mapper=mapper,
-            convert=convert,
-        )
+        """Everything decided once per stream: the decoder, its limits, the source."""
         self._source = _Chunks(source, read_size, decompress=decompress)
-        self.record_type = schema.record_type
         self.max_record_size = max_record_size
-        self.validate = validate
-        self.mapper = mapper
-        unpacker = msgpack.Unpacker(**options)
+        unpacker = msgpack.Unpacker(**unpacker_options(max_record_size, read_size))
         self._skipped = SkipLog() if skip else None
         self._records: Generator[T, None, None] = records(
             self._source, unpacker, plan, max_record_size, self._skipped
@@ -631,7 +634,8 @@ def read_items(
     record_type: type[Item] = ...,
     *,
     mapper: None = None,
-    validate: bool = False,
+    ext_hook: ExtHook | None = None,
+    forbid_unknown_keys: bool = False,
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     read_size: int = DEFAULT_READ_SIZE,
     on_error: OnError = "raise",
@@ -645,7 +649,8 @@ def read_items(
     record_type: type[T],
     *,
     mapper: None = None,
-    validate: bool = False,
+    ext_hook: ExtHook | None = None,
+    forbid_unknown_keys: bool = False,
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     read_size: int = DEFAULT_READ_SIZE,
     on_error: OnError = "raise",
@@ -659,7 +664,8 @@ def read_items(
     record_type: type[Any] = ...,
     *,
     mapper: Callable[[Any], T],
-    validate: bool = False,
+    ext_hook: ExtHook | None = None,
+    forbid_unknown_keys: bool = False,
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     read_size: int = DEFAULT_READ_SIZE,
     on_error: OnError = "raise",
@@ -672,7 +678,8 @@ def read_items(
     record_type: type[Any] = Item,
     *,
     mapper: Callable[[Any], Any] | None = None,
-    validate: bool = False,
+    ext_hook: ExtHook | None = None,
+    forbid_unknown_keys: bool = False,
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     read_size: int = DEFAULT_READ_SIZE,
     on_error: OnError = "raise",
@@ -687,7 +694,8 @@ def read_items(
         source,
         record_type,
         mapper=mapper,
-        validate=validate,
+        ext_hook=ext_hook,
+        forbid_unknown_keys=forbid_unknown_keys,
         max_record_size=max_record_size,
         read_size=read_size,
         on_error=on_error,

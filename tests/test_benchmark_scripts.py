@@ -23,7 +23,7 @@ def test_every_tried_design_reads_the_whole_reference_stream(name: str) -> None:
 def test_the_per_record_design_still_refuses_a_wrong_record() -> None:
     data = msgpack.packb("not a record")
     with pytest.raises(ValueError, match="0"):
-        list(tried._per_record(data, validate=False))
+        list(tried._per_record(data))
 
 
 def test_big_file_writes_what_it_counts_and_measures_every_kind(tmp_path: Path) -> None:

@@ -459,13 +459,13 @@ def damaged(
 
 
 ITEM_VALIDATED = Config(Item)
-ITEM_UNVALIDATED = Config(Item, validate=False, max_record_size=DEFAULT_LIMIT)
+ITEM_UNVALIDATED = Config(Item, max_record_size=DEFAULT_LIMIT)
 ITEM_MAPPER = Config(Item, mapper=Item.from_list)
 LOOSE_VALIDATED = Config(Loose)
-LOOSE_UNVALIDATED = Config(Loose, validate=False, max_record_size=DEFAULT_LIMIT)
+LOOSE_UNVALIDATED = Config(Loose, max_record_size=DEFAULT_LIMIT)
 SKIP_CONFIGS = [
     Config(Item, on_error="skip"),
-    Config(Item, validate=False, on_error="skip"),
+    Config(Item, on_error="skip"),
     Config(Loose, on_error="skip"),
 ]
 

@@ -123,7 +123,7 @@ def test_any_items_round_trip(records: list[Item]) -> None:
 @given(item_lists)
 def test_any_items_round_trip_with_validate_and_mapper(records: list[Item]) -> None:
     data = pack_items(records)
-    assert_same_items(list(StreamingReader(data, validate=True)), records)
+    assert_same_items(list(StreamingReader(data)), records)
     assert_same_items(list(StreamingReader(data, mapper=Item.from_list)), records)
 
 
@@ -230,7 +230,7 @@ def test_same_outcome_from_every_source(data: bytes) -> None:
 @settings(deadline=None, max_examples=60)
 @given(damaged_streams())
 def test_same_outcome_from_every_source_with_validate_and_mapper(data: bytes) -> None:
-    assert_same_outcome_everywhere(data, validate=True)
+    assert_same_outcome_everywhere(data)
     assert_same_outcome_everywhere(data, mapper=repr)
 
 

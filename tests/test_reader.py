@@ -597,7 +597,7 @@ def test_read_items_passes_options_on() -> None:
     unchecked: Any = next(read_items(data))
     assert unchecked.line == "oops"
     with pytest.raises(RecordError, match="field `line` expected int, got str"):
-        list(read_items(data, validate=True))
+        list(read_items(data))
     assert list(read_items(data, mapper=len)) == [8]
 
 
@@ -671,7 +671,7 @@ def test_mapper_receives_any_value_without_validate() -> None:
 
 def test_mapper_with_validate_checks_the_record_type_first() -> None:
     good, bad = rec(*ITEM.to_list()), rec(*item_values(line=True))
-    reader = StreamingReader(good + bad, mapper=Item.from_list, validate=True)
+    reader = StreamingReader(good + bad, mapper=Item.from_list)
     assert next(reader) == ITEM
     with pytest.raises(RecordError, match="field `line` expected int, got bool") as info:
         next(reader)
@@ -749,9 +749,9 @@ def test_string_annotations_are_resolved() -> None:
     assert Point.__annotations__["x"] == "int"
     assert Mixed.__annotations__["maybe"] == "int | None"
     data = rec(1, 2, "a")
-    assert list(StreamingReader(data, Point, validate=True)) == [Point(1, 2, "a")]
+    assert list(StreamingReader(data, Point)) == [Point(1, 2, "a")]
     with pytest.raises(RecordError, match="field `y` expected int, got str"):
-        list(StreamingReader(rec(1, "2", "a"), Point, validate=True))
+        list(StreamingReader(rec(1, "2", "a"), Point))
 
 
 @pytest.mark.parametrize("validate", [False, True])
@@ -775,7 +775,7 @@ def test_record_type_with_any_field() -> None:
         assert records[:6] == [Loose(str(n), p) for n, p in enumerate(payloads[:6])]
         assert [list(x) if not isinstance(x, int) else x for x in records[6].payload] == [1, [2]]
     with pytest.raises(RecordError, match="field `key` expected str, got int"):
-        list(StreamingReader(rec(1, 2), Loose, validate=True))
+        list(StreamingReader(rec(1, 2), Loose))
 
 
 def test_fields_without_init_are_not_on_the_wire() -> None:
@@ -809,7 +809,7 @@ class Containers:
 
 def test_container_and_open_annotations() -> None:
     values: list[Any] = [[1, "a"], {"k": 1}, {}, [1, 2], [3], None, {"x": [1]}, "s"]
-    [record] = StreamingReader(rec(*values), Containers, validate=True)
+    [record] = StreamingReader(rec(*values), Containers)
     assert record.anything == [1, "a"]
     assert type(record.anything) is list
     assert record.mapping == {"k": 1}
@@ -828,7 +828,7 @@ def test_container_and_open_annotations() -> None:
         wrong = list(values)
         wrong[position] = value
         with pytest.raises(RecordError, match=message):
-            list(StreamingReader(rec(*wrong), Containers, validate=True))
+            list(StreamingReader(rec(*wrong), Containers))
 
 
 @dataclass
@@ -850,18 +850,18 @@ class ThirteenUnions:
 
 def test_validate_with_many_alternative_types() -> None:
     values: list[Any] = [n if n % 2 else str(n) for n in range(13)]
-    [record] = StreamingReader(rec(*values), ThirteenUnions, validate=True)
+    [record] = StreamingReader(rec(*values), ThirteenUnions)
     assert record.f12 == "12"
     assert record.f11 == 11
     values[9] = b"bytes"
     with pytest.raises(RecordError, match="field `f9` expected int \\| str, got bytes"):
-        list(StreamingReader(rec(*values), ThirteenUnions, validate=True))
+        list(StreamingReader(rec(*values), ThirteenUnions))
 
 
 def test_validate_refuses_an_annotation_it_cannot_check() -> None:
     assert list(StreamingReader(rec("a"), Unsupported)) == [Unsupported("a")]
     with pytest.raises(TypeError, match="kind"):
-        StreamingReader(rec("a"), Unsupported, validate=True)
+        StreamingReader(rec("a"), Unsupported)
 
 
 # --------------------------------------------------------------------------------------------
@@ -872,7 +872,7 @@ def test_validate_refuses_an_annotation_it_cannot_check() -> None:
 def test_validate_accepts_the_reference_stream(
     reference_items: list[Item], reference_bytes: bytes
 ) -> None:
-    assert list(StreamingReader(reference_bytes, validate=True)) == reference_items
+    assert list(StreamingReader(reference_bytes)) == reference_items
 
 
 @pytest.mark.parametrize(
@@ -894,7 +894,7 @@ def test_validate_accepts_the_reference_stream(
 def test_validate_rejects_wrong_field_types(changes: dict[str, Any], message: str) -> None:
     good = rec(*ITEM.to_list())
     data = good + good + rec(*item_values(**changes))
-    reader = StreamingReader(data, validate=True)
+    reader = StreamingReader(data)
     assert [next(reader), next(reader)] == [ITEM, ITEM]
     with pytest.raises(RecordError) as info:
         next(reader)
@@ -910,33 +910,33 @@ def test_validate_rejects_wrong_field_types(changes: dict[str, Any], message: st
 
 
 def test_validate_accepts_an_int_for_a_float() -> None:
-    [item] = StreamingReader(rec(*item_values(value=3)), validate=True)
+    [item] = StreamingReader(rec(*item_values(value=3)))
     assert item.value == 3
     assert type(item.value) is int
 
 
 def test_validate_accepts_none_only_for_optional() -> None:
     ok = rec(b"", True, None, [])
-    assert next(StreamingReader(ok, Mixed, validate=True)).maybe is None
+    assert next(StreamingReader(ok, Mixed)).maybe is None
     with pytest.raises(RecordError, match="field `flag` expected bool, got None"):
-        list(StreamingReader(rec(b"", None, None, []), Mixed, validate=True))
+        list(StreamingReader(rec(b"", None, None, []), Mixed))
     with pytest.raises(RecordError, match="field `maybe` expected int \\| None, got bool"):
-        list(StreamingReader(rec(b"", True, True, []), Mixed, validate=True))
+        list(StreamingReader(rec(b"", True, True, []), Mixed))
     with pytest.raises(RecordError, match="field `flag` expected bool, got int"):
-        list(StreamingReader(rec(b"", 1, None, []), Mixed, validate=True))
+        list(StreamingReader(rec(b"", 1, None, []), Mixed))
 
 
 def test_validate_tells_str_from_bytes() -> None:
     with pytest.raises(RecordError, match="field `blob` expected bytes, got str"):
-        list(StreamingReader(rec("text", True, None, []), Mixed, validate=True))
+        list(StreamingReader(rec("text", True, None, []), Mixed))
     with pytest.raises(RecordError, match="field `numbers` expected list\\[int\\], got str"):
-        list(StreamingReader(rec(b"", True, None, "1,2"), Mixed, validate=True))
+        list(StreamingReader(rec(b"", True, None, "1,2"), Mixed))
 
 
 def test_validate_error_is_a_reader_error_with_location() -> None:
     good = rec(*ITEM.to_list())
     with pytest.raises(ReaderError) as info:
-        list(StreamingReader(good + rec(*item_values(line="x")), validate=True))
+        list(StreamingReader(good + rec(*item_values(line="x"))))
     assert isinstance(info.value, RecordError)
     assert str(info.value).startswith(f"record 1 at byte {len(good)}: ")
 
@@ -959,11 +959,11 @@ def test_item_tuple_records_equal_items(
 
 
 def test_item_tuple_records_validated(reference_bytes: bytes, record_offsets: list[int]) -> None:
-    assert len(list(StreamingReader(reference_bytes, ItemTuple, validate=True))) == 10000
+    assert len(list(StreamingReader(reference_bytes, ItemTuple))) == 10000
     bad = msgpack.packb([1, 2, 3, 4, 5, 6.0, "f", b"not a str"])
     data = reference_bytes[: record_offsets[5]] + bad
     with pytest.raises(RecordError, match="field `path` expected str, got bytes") as info:
-        list(StreamingReader(data, ItemTuple, validate=True))
+        list(StreamingReader(data, ItemTuple))
     assert (info.value.index, info.value.offset) == (5, record_offsets[5])
 
 
@@ -982,7 +982,7 @@ def test_untyped_namedtuple_takes_any_values() -> None:
     Point = collections.namedtuple("Point", ["x", "y"])
     data = msgpack.packb([1, "two"]) + msgpack.packb([[3], None])
     assert list(StreamingReader(data, Point)) == [Point(1, "two"), Point((3,), None)]
-    assert list(StreamingReader(data, Point, validate=True))[1] == Point((3,), None)
+    assert list(StreamingReader(data, Point))[1] == Point((3,), None)
 
 
 # --- typed tuple records -----------------------------------------------------------------------
@@ -994,7 +994,7 @@ def test_item_values_are_the_decoded_tuples(
     got = list(StreamingReader(reference_bytes, ITEM_VALUES))
     assert all(type(values) is tuple for values in got)
     assert [Item(*values) for values in got] == reference_items
-    assert len(list(StreamingReader(reference_bytes, ITEM_VALUES, validate=True))) == 10000
+    assert len(list(StreamingReader(reference_bytes, ITEM_VALUES))) == 10000
 
 
 @pytest.mark.parametrize("values", [[1, 2], [1, 2, 3, 4, 5, 6.0, "f", "p", 9], "eight ch"])
@@ -1010,7 +1010,7 @@ def test_item_values_shape_is_checked(values: Any, record_offsets: list[int]) ->
 def test_item_values_validation_names_the_position() -> None:
     data = msgpack.packb([1, 2, 3, 4, True, 6.0, "f", "p"])
     with pytest.raises(RecordError, match=r"field `\[4\]` expected int, got bool True"):
-        list(StreamingReader(data, ITEM_VALUES, validate=True))
+        list(StreamingReader(data, ITEM_VALUES))
 
 
 @pytest.mark.parametrize("record_type", [tuple, tuple[int, ...], tuple[()], list[int], int])

@@ -56,7 +56,7 @@ def test_invalid_records_are_skipped_counted_and_located(
 ) -> None:
     invalid = list(INVALID.values())[:4]
     data, offsets = interleave(invalid)
-    reader = StreamingReader(data, record_type, validate=True, on_error="skip", read_size=read_size)
+    reader = StreamingReader(data, record_type, on_error="skip", read_size=read_size)
     got = list(reader)
     assert [Item(*record) if record_type is ItemTuple else record for record in got] == GOOD
     assert reader.skipped == 4
@@ -72,7 +72,7 @@ def test_invalid_records_are_skipped_counted_and_located(
 @pytest.mark.parametrize("name", list(INVALID))
 def test_each_kind_of_invalid_record_is_skippable(name: str) -> None:
     data, offsets = interleave([INVALID[name]])
-    reader = StreamingReader(data, validate=True, on_error="skip")
+    reader = StreamingReader(data, on_error="skip")
     assert list(reader) == GOOD
     assert reader.skipped == 1
     assert (reader.errors[0].index, reader.errors[0].offset) == (1, offsets[1])
@@ -147,7 +147,7 @@ def test_skipping_keeps_every_valid_record_in_order(
         pack_items([item]) if keep else msgpack.packb(invalid)
         for item, keep in zip(items, pattern, strict=True)
     )
-    reader = StreamingReader(data, validate=True, on_error="skip", read_size=read_size)
+    reader = StreamingReader(data, on_error="skip", read_size=read_size)
     assert list(reader) == [item for item, keep in zip(items, pattern, strict=True) if keep]
     assert reader.skipped == pattern.count(False)
     assert [e.index for e in reader.errors] == [i for i, keep in enumerate(pattern) if not keep]

@@ -570,7 +570,7 @@ def not_records(corpus: Corpus) -> None:
             name,
             pack(value),
             "RecordError",
-            description + ", validate=True",
+            description + "",
             validate=True,
             skip_too=True,
         )
@@ -581,7 +581,7 @@ def not_records(corpus: Corpus) -> None:
     corpus.case(
         "bool_for_int_after_40_records",
         late,
-        "true as `line` in record 40, validate=True",
+        "true as `line` in record 40",
         good(ids),
         ("RecordError", 40, len(items(ids))),
         validate=True,
@@ -589,7 +589,7 @@ def not_records(corpus: Corpus) -> None:
     corpus.case(
         "bool_for_int_after_40_records (skip)",
         late,
-        "true as `line` in record 40, validate=True, skipped",
+        "true as `line` in record 40, skipped",
         good([*ids, 42, 43]),
         None,
         validate=True,
