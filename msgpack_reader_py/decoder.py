@@ -21,7 +21,6 @@ record as decoded, with no type.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import itertools
 import operator
@@ -143,28 +142,51 @@ class SkipLog:
             self.errors.append(error if self.chunks is None else _named(error, self.chunks))
 
 
-@dataclasses.dataclass(slots=True)
 class Run:
-    """Consecutive complete records, as framed: their bytes and where each starts."""
+    """Consecutive complete records, as framed: their bytes and where each ends."""
 
-    index: int
-    """The first record's index in the stream."""
-    ends: list[int]
-    """Where the run starts, then where each of its records ends (stream offsets)."""
-    data: bytes
-    """An array header for the records' count, then the records' bytes."""
+    __slots__ = ("_ends", "data", "index", "marks", "start")
+
+    def __init__(self, index: int, start: int, marks: list[tuple[None, int]], data: bytes):
+        self.index = index
+        """The first record's index in the stream."""
+        self.start = start
+        """Where the first record starts (a stream offset)."""
+        self.marks = marks
+        """``(None, end)`` per record, as framing collected them: where each record ends."""
+        self.data = data
+        """An array header for the records' count, then the records' bytes."""
+        self._ends: list[int] | None = None
 
     def __len__(self) -> int:
-        return len(self.ends) - 1
+        return len(self.marks)
+
+    @property
+    def end(self) -> int:
+        """Where the last record ends."""
+        return self.marks[-1][1]
+
+    def ends(self) -> list[int]:
+        """Where the run starts, then where each record ends: built only when needed."""
+        if self._ends is None:
+            self._ends = [self.start, *map(operator.itemgetter(1), self.marks)]
+        return self._ends
 
     def where(self, position: int) -> tuple[int, int]:
         """The index and offset of the run's record at ``position``."""
-        return self.index + position, self.ends[position]
+        return self.index + position, self.ends()[position]
 
     def record(self, position: int) -> memoryview:
         """The bytes of the run's record at ``position``."""
-        base = self.ends[0] - len(_RUN_HEADER) - 4
-        return memoryview(self.data)[self.ends[position] - base : self.ends[position + 1] - base]
+        ends = self.ends()
+        base = self.start - len(_RUN_HEADER) - 4
+        return memoryview(self.data)[ends[position] - base : ends[position + 1] - base]
+
+    def first(self, count: int) -> Run:
+        """A run of the first ``count`` records."""
+        size = self.ends()[count] - self.start
+        data = _RUN_HEADER + count.to_bytes(4, "big") + self.data[5 : 5 + size]
+        return Run(self.index, self.start, self.marks[:count], data)
 
 
 def records(
@@ -225,11 +247,11 @@ def runs(chunks: ChunkSource, unpacker: msgpack.Unpacker, limit: int) -> Iterato
             raise kind(exc.reason, index=index, offset=start) from exc.__cause__
         read = chunks.bytes_read
         feed(chunk)
-        marks: list[int | None] = []
+        marks: list[tuple[None, int]] = []
         failure: Exception | None = None
         try:
-            # None, end, None, end, ...: C code calls skip and tell in turn until one fails.
-            marks.extend(itertools.chain.from_iterable(zip(iter(skip, 1), iter(tell, -1))))
+            # (None, end) per record: C code calls skip and tell in turn until one fails.
+            marks.extend(zip(iter(skip, 1), iter(tell, -1)))
         except msgpack.OutOfData:
             pass
         except (msgpack.UnpackException, ValueError) as exc:
@@ -252,30 +274,26 @@ def runs(chunks: ChunkSource, unpacker: msgpack.Unpacker, limit: int) -> Iterato
                     )
                 continue
         else:
-            ends: list[int] = marks[1::2]  # type: ignore[assignment]
-            ends.insert(0, start)
-            cut = ends[-1] - (read - len(chunk))
-            count = len(ends) - 1
-            run = Run(
-                index,
-                ends,
-                b"".join([_RUN_HEADER, count.to_bytes(4, "big"), *carry, chunk[:cut]]),
-            )
-            if ends[-1] - start > limit:
+            end = marks[-1][1]
+            cut = end - (read - len(chunk))
+            header = _RUN_HEADER + len(marks).to_bytes(4, "big")
+            run = Run(index, start, marks, b"".join([header, *carry, chunk[:cut]]))
+            if end - start > limit:
                 # Only then can a record of this run be over the limit.
+                ends = run.ends()
                 sizes = list(map(operator.sub, ends[1:], ends[:-1]))
                 over = next((p for p, size in enumerate(sizes) if size > limit), None)
                 if over is not None:
                     if over:
-                        yield _cut(run, over)
+                        yield run.first(over)
                     raise _too_large(
                         f"{sizes[over]} bytes, over max_record_size={limit}",
                         index + over,
                         ends[over],
                     )
             yield run
-            index += count
-            start = ends[-1]
+            index += len(marks)
+            start = end
             carry = [memoryview(chunk)[cut:]] if cut < len(chunk) else []
             inspected = 0
         if failure is not None:
@@ -291,13 +309,6 @@ def runs(chunks: ChunkSource, unpacker: msgpack.Unpacker, limit: int) -> Iterato
             "bytes)"
         )
         raise TruncatedStreamError(reason, index=index, offset=start)
-
-
-def _cut(run: Run, count: int) -> Run:
-    """The first ``count`` records of ``run``."""
-    size = run.ends[count] - run.ends[0]
-    header = _RUN_HEADER + count.to_bytes(4, "big")
-    return Run(run.index, run.ends[: count + 1], header + run.data[5 : 5 + size])
 
 
 def _shifted(run: Run, first: int, position: int) -> tuple[int, int]:

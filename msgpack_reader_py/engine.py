@@ -49,8 +49,10 @@ __all__ = ["ExtHook", "FieldSpec", "RecordDecoder", "RecordFailure", "record_fie
 ExtHook = Callable[[int, memoryview], Any]
 Converter = Callable[[Any], Any]
 
-_SHAPE = re.compile(r"^Expected `(array|object|array \| object)`")
+_SHAPE = re.compile(r"^Expected `(array|object|array \| object|object \| array)`")
 _GOT = re.compile(r"^(?P<expected>Expected `[^`]*`), got `[^`]*`$")
+_MISSING_KEY = re.compile(r"^Object missing required field `(?P<name>[^`]*)`$")
+_UNKNOWN_KEY = re.compile(r"^Object contains unknown field `(?P<name>[^`]*)`$")
 _UNKNOWN: Any = object()
 _PATH_SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+)\]|\[(\.\.\.)\]")
 _AT = re.compile(r"^(?P<message>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.DOTALL)
@@ -222,23 +224,14 @@ class _Compiler:
         name = tp.__name__
         array_form: Any
         map_form: Any
-        if kind in ("array_struct", "namedtuple") and not changed:
+        if kind in ("array_struct", "namedtuple") and not changed and not self.forbid:
             array_form = tp
-        elif kind == "struct" and not changed and not self.forbid:
-            # The type itself is the map form: a union holds one Struct at most.
-            array_form = _namedtuple_form(f"{name}AsArray", wired)
         else:
-            array_form = msgspec.defstruct(
-                f"{name}AsArray",
-                [_struct_field(f, t) for f, t, _ in wired],
-                array_like=True,
-                forbid_unknown_fields=True,
-            )
+            # A NamedTuple form leaves the union's one Struct for the map form.
+            array_form = _namedtuple_form(f"{name}AsArray", wired)
         if kind in ("dataclass", "struct") and not changed and not self.forbid:
             map_form = tp
         elif isinstance(array_form, type) and issubclass(array_form, msgspec.Struct):
-            # TODO(issue 10): forbid_unknown_keys with a Struct array form needs a NamedTuple
-            # array form instead, so that the map form can be a forbidding Struct.
             map_form = dataclasses.make_dataclass(
                 f"{name}AsMap", [_dataclass_field(f, t) for f, t, _ in wired]
             )
@@ -376,7 +369,7 @@ class RecordDecoder:
         names = [f.name for f in self.fields]
         if _is_fixed_tuple(record_type):
             wire, convert = compiler.wire(record_type)
-            return wire, _finisher(convert)
+            return wire, _finisher(record_type, convert)
         if (
             _kind(record_type) == "dataclass"
             and all(f.required for f in self.fields)
@@ -388,7 +381,7 @@ class RecordDecoder:
             wire = typing.Union[as_tuple, record_type]  # noqa: UP007
             return wire, _flat_finisher(record_type, names if values else None)
         wire, convert = compiler.record(record_type)
-        finish = _finisher(convert)
+        finish = _finisher(record_type, convert)
         if values and _kind(record_type) in ("dataclass", "struct", "array_struct"):
             get = operator.attrgetter(*names)
             if len(names) == 1:
@@ -434,6 +427,15 @@ class RecordDecoder:
         shape = _SHAPE.match(text)
         if shape is not None and not path:
             return self._shape_error(shape, data)
+        missing = _MISSING_KEY.match(text)
+        if missing is not None:
+            name = _field_path(self.record_type, f"{path}.{missing.group('name')}")
+            return f"field `{name}` is missing (a map without its key, and no default)"
+        unknown = _UNKNOWN_KEY.match(text)
+        if unknown is not None:
+            where = _field_path(self.record_type, path) if path else ""
+            owner = f"field `{where}`: " if where else ""
+            return f"{owner}map has key {unknown.group('name')!r}, which names no field"
         got = _GOT.match(text)
         if got is not None and not key:
             found = _found(self._plain(data), path)
@@ -495,10 +497,19 @@ def _unwrap(tp: Any) -> Any:
     return tp
 
 
-def _finisher(convert: Converter | None) -> Callable[[list[Any]], list[Any]]:
+def _finisher(record_type: Any, convert: Converter | None) -> Callable[[list[Any]], list[Any]]:
+    """Records from what the wire forms decode: a run decoded straight into ``record_type``
+    (the common case) is passed on as it is, without a call per record."""
     if convert is None:
         return _identity
-    return lambda values: list(map(convert, values))
+    plain = {record_type}
+
+    def finish(decoded: list[Any]) -> list[Any]:
+        if set(map(type, decoded)) <= plain:
+            return decoded
+        return list(map(convert, decoded))
+
+    return finish
 
 
 def _flat_finisher(

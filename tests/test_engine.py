@@ -108,7 +108,7 @@ def test_every_record_kind(record_type: Any, records: list[Any], expected: list[
         ([1, ["a", 2], [1, "x"]], "field `tags[1]` expected int, got str"),
         ({"id": 1, "inner": {"name": "a", "level": "z"}, "tags": []}, "field `inner.level`"),
         ([1, ["a", "z"], []], "field `inner.level` expected int, got str"),
-        ({"id": 1, "tags": []}, "missing required field inner"),
+        ({"id": 1, "tags": []}, "field `inner` is missing"),
         ([1, ["a", 2], [1, 2], None, 9], "expected an array or a map of 3 to 4 fields, found an array of 5 values"),
     ],
 )
