@@ -54,6 +54,7 @@ _GOT = re.compile(r"^(?P<expected>Expected `[^`]*`), got `[^`]*`$")
 _MISSING_KEY = re.compile(r"^Object missing required field `(?P<name>[^`]*)`$")
 _UNKNOWN_KEY = re.compile(r"^Object contains unknown field `(?P<name>[^`]*)`$")
 _UNKNOWN: Any = object()
+_FACTORY: Any = type("DefaultFactory", (), {"__repr__": lambda self: "<default factory>"})()
 _PATH_SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+)\]|\[(\.\.\.)\]")
 _AT = re.compile(r"^(?P<message>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.DOTALL)
 _KEY_IN = re.compile(r"^(?P<message>.*) - at `key` in `\$(?P<path>[^`]*)`$", re.DOTALL)
@@ -249,8 +250,14 @@ class _Compiler:
 
 
 def _namedtuple_form(name: str, wired: list[tuple[FieldSpec, Any, Any]]) -> Any:
+    """A NamedTuple with the fields and defaults of a record type, to decode its arrays. A
+    NamedTuple has no default factories: ``_FACTORY`` stands in, the converter calls them."""
     form = typing.NamedTuple(name, [(f.name, t) for f, t, _ in wired])  # type: ignore[misc]
-    defaults = {f.name: f.default for f, _, _ in wired if f.default is not msgspec.NODEFAULT}
+    defaults = {
+        f.name: _FACTORY if f.default is msgspec.NODEFAULT else f.default
+        for f, _, _ in wired
+        if not f.required
+    }
     form.__new__.__defaults__ = tuple(defaults.values())
     form._field_defaults = defaults
     return form
@@ -301,6 +308,11 @@ def _is_plain_instance(value: Any, plain: tuple[Any, ...]) -> bool:
     return value is None or isinstance(value, (int, float, str, bytes, bool, enum.Enum))
 
 
+def _or_made(convert: Converter, factory: Callable[[], Any]) -> Converter:
+    """``convert``, or a value from ``factory`` where the array form left ``_FACTORY``."""
+    return lambda value: factory() if value is _FACTORY else convert(value)
+
+
 def _record_converter(
     tp: Any,
     kind: str | None,
@@ -313,7 +325,12 @@ def _record_converter(
         return None
     names = [f.name for f in fields]
     wire_names = [f.wire_name for f in fields]
-    per_field = [converters.get(n, _identity) for n in names]
+    per_field = [
+        converters.get(f.name, _identity)
+        if f.default_factory is msgspec.NODEFAULT
+        else _or_made(converters.get(f.name, _identity), f.default_factory)
+        for f in fields
+    ]
 
     def convert(value: Any) -> Any:
         if type(value) is tp:

@@ -128,3 +128,18 @@ def test_a_bool_is_not_an_int_and_an_int_is_a_float() -> None:
     assert run(decoder, [[1, 2]]) == [Numbers(1, 2.0)]
     with pytest.raises(RecordFailure, match="field `count` expected int, got bool"):
         one(decoder, [True, 1.0])
+
+
+def test_missing_trailing_fields_take_their_defaults_and_factories() -> None:
+    @dataclasses.dataclass
+    class WithDefaults:
+        id: int
+        inner: Inner
+        note: str = "none"
+        tags: list[int] = dataclasses.field(default_factory=list)
+
+    decoder = RecordDecoder(WithDefaults)
+    first, second = run(decoder, [[1, ["a", 1]], {"id": 2, "inner": ["b", 2], "tags": [3]}])
+    assert first == WithDefaults(1, Inner("a", 1))
+    assert second == WithDefaults(2, Inner("b", 2), "none", [3])
+    assert first.tags is not run(decoder, [[1, ["a", 1]]])[0].tags  # a new list each time
