@@ -15,8 +15,9 @@ and offset, after the batch of records before it.
 
 from __future__ import annotations
 
+import datetime
+import enum
 import operator
-import types
 import typing
 from collections.abc import Callable, Generator, Iterator, Sequence
 from types import TracebackType
@@ -29,9 +30,10 @@ try:
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
     raise missing_extra(exc, "arrow", feature="msgpack_reader_py.arrow") from None
 
-from .errors import RecordError
+from .engine import plain_values, record_kind
+from .errors import RecordError, describe
 from .model import Item
-from .schema import RecordSchema, describe
+from .schema import RecordSchema, members
 from .sniff import Compression
 from .streaming_reader import (
     DEFAULT_MAX_RECORD_SIZE,
@@ -51,47 +53,86 @@ MAX_BATCH_BYTES = 256 * 1024 * 1024
 and a string column stays far below Arrow's 2 GiB limit per array. Checked after each read,
 so a batch may pass it by what one read completes."""
 
-_ARROW_TYPES: dict[type, pa.DataType] = {
+_ARROW_TYPES: dict[Any, pa.DataType] = {
     int: pa.int64(),
     float: pa.float64(),
     str: pa.string(),
     bytes: pa.binary(),
     bool: pa.bool_(),
+    datetime.datetime: pa.timestamp("us", tz="UTC"),
 }
-_SUPPORTED = "int, float, str, bytes, bool, or one of them | None"
+_SUPPORTED = (
+    "int, float, str, bytes, bool, datetime, an Enum or Literal of str or int, list[T], "
+    "tuple[T, ...], dict[str | int, T], a nested record type, or one of them | None"
+)
 
 
 def arrow_schema(record_type: type[Any] = Item) -> pa.Schema:
     """The Arrow schema of ``record_type``'s records: one column per field, in order.
 
     ``int`` becomes ``int64``, ``float`` ``float64``, ``str`` ``string``, ``bytes`` ``binary``,
-    ``bool`` ``bool``; ``X | None`` (or ``Optional[X]``) is the same type, nullable; every
-    other field is not nullable. Fields of a ``tuple[...]`` record type are named ``"0"``,
-    ``"1"``, and so on. Raises ``TypeError`` for any other annotation.
+    ``bool`` ``bool``, ``datetime`` ``timestamp[us, tz=UTC]``; an ``Enum`` or ``Literal``
+    becomes ``string`` (or ``int64`` when its values are ints); ``list[T]`` and
+    ``tuple[T, ...]`` a list column, ``dict[K, V]`` a map column, a nested record type a
+    struct column (its children named by their map keys), all to any depth. ``X | None`` (or
+    ``Optional[X]``) is the same type, nullable; every other field is not nullable. Fields of a
+    ``tuple[...]`` record type are named ``"0"``, ``"1"``, and so on. Raises ``TypeError`` for
+    any other annotation.
     """
     return _arrow_schema(RecordSchema(record_type))
 
 
 def _arrow_schema(schema: RecordSchema) -> pa.Schema:
     fields = []
-    for position, (name, annotation) in enumerate(
-        zip(schema.names, schema.annotations, strict=True)
-    ):
-        column = str(position) if schema.kind == "tuple" else name
-        nullable = False
-        if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-            members = [m for m in typing.get_args(annotation) if m is not type(None)]
-            nullable = len(members) < len(typing.get_args(annotation))
-            annotation = members[0] if nullable and len(members) == 1 else annotation
-        arrow_type = _ARROW_TYPES.get(annotation) if isinstance(annotation, type) else None
-        if arrow_type is None:
-            expected = schema.expected[position]
+    for position, spec in enumerate(schema.fields):
+        column = str(position) if schema.kind == "tuple" else spec.name
+        try:
+            fields.append(_arrow_field(column, spec.annotation))
+        except TypeError:
             raise TypeError(
-                f"field `{name}` of {schema.record_type!r} is annotated {expected}; "
-                f"an Arrow column needs {_SUPPORTED}"
-            )
-        fields.append(pa.field(column, arrow_type, nullable=nullable))
+                f"field `{spec.name}` of {schema.record_type!r} is annotated "
+                f"{schema.expected[position]}; an Arrow column needs {_SUPPORTED}"
+            ) from None
     return pa.schema(fields)
+
+
+def _arrow_field(name: str, annotation: Any) -> pa.Field[Any]:
+    inner, nullable = members(annotation)
+    return pa.field(name, _arrow_type(inner), nullable=nullable)
+
+
+def _arrow_type(annotation: Any) -> pa.DataType:
+    """The Arrow type of a (non-null) annotation; ``TypeError`` when it has none."""
+    if annotation in _ARROW_TYPES:
+        return _ARROW_TYPES[annotation]
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return _arrow_type(args[0])
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return _of_values([member.value for member in annotation])
+    if origin is typing.Literal:
+        return _of_values(list(args))
+    if origin in (list, tuple) and args and (origin is list or args[-1] is Ellipsis):
+        return pa.list_(_arrow_field("item", args[0]))
+    if origin is dict and args and members(args[0])[0] in (str, int):
+        # A Field as the item type carries its nullability (pyarrow takes one; its stubs not).
+        item: Any = _arrow_field("value", args[1])
+        return pa.map_(_arrow_type(args[0]), item)
+    if record_kind(annotation) not in (None, "tuple"):
+        children = RecordSchema(annotation).fields
+        return pa.struct([_arrow_field(f.wire_name, f.annotation) for f in children])
+    raise TypeError(f"no Arrow type for {annotation!r}")
+
+
+def _of_values(values: list[Any]) -> pa.DataType:
+    """``string`` for str values, ``int64`` for ints: the column of an Enum or a Literal."""
+    kinds = set(map(type, values))
+    if kinds == {str}:
+        return pa.string()
+    if kinds == {int}:
+        return pa.int64()
+    raise TypeError(f"no Arrow type for values {values!r}")
 
 
 class _Columns:
@@ -109,8 +150,15 @@ class _Columns:
     )
 
     def __init__(
-        self, schema: pa.Schema, positions: Sequence[int] | None, labels: Sequence[str]
+        self,
+        schema: pa.Schema,
+        positions: Sequence[int] | None,
+        labels: Sequence[str],
+        *,
+        plain: bool = False,
     ) -> None:
+        # Records with nested records, enums or containers are made plain values first.
+        self.plain = plain
         self.fields = list(schema)
         self.labels = labels  # as the reader's own messages name the fields
         self.struct = pa.struct(self.fields)
@@ -120,6 +168,8 @@ class _Columns:
             self.pick = operator.itemgetter(*positions)
 
     def __call__(self, values: list[Any], /) -> pa.StructArray:
+        if self.plain:
+            values = plain_values(values)
         if self.pick is None:
             return typing.cast(pa.StructArray, pa.array(values, type=self.struct))
         if len(self.fields) == 1:  # itemgetter of one position returns the value itself
@@ -128,6 +178,8 @@ class _Columns:
         return typing.cast(pa.StructArray, pa.array(list(map(self.pick, values)), self.struct))
 
     def first_refused(self, values: list[Any], /) -> tuple[int, str] | None:
+        if self.plain:
+            values = plain_values(values)
         positions = self.positions or range(len(self.fields))
         checks = list(zip(self.fields, self.labels, strict=True))
         for position, record in enumerate(values):
@@ -215,7 +267,7 @@ class BatchReader:
         self._reader: StreamingReader[pa.StructArray] = StreamingReader._converting(
             source,
             record_type,
-            _Columns(self.schema, positions, labels),
+            _Columns(self.schema, positions, labels, plain=not record_schema.flat),
             max_record_size=max_record_size,
             read_size=read_size,
             on_error=on_error,

@@ -46,7 +46,6 @@ __all__ = [
     "JsonRows",
     "convert",
     "replacing",
-    "text_fields",
 ]
 
 Format = Literal["parquet", "arrow", "csv", "jsonl"]
@@ -98,15 +97,6 @@ class CsvRows:
         for row in batch:
             carriage = any(isinstance(value, str) and "\r" in value for value in row)
             (self._quote_all if carriage else self._writer).writerow(row)
-
-
-def text_fields(record_type: type[Any]) -> list[int]:
-    """The positions of ``record_type``'s fields that hold ``str`` (or ``str | None``)."""
-    return [
-        position
-        for position, types_ in enumerate(RecordSchema(record_type).allowed_types())
-        if types_ and str in types_ and types_ <= {str, type(None)}
-    ]
 
 
 class JsonRows:
@@ -173,7 +163,7 @@ def convert(
         raise ValueError(f"to must be one of {', '.join(FORMATS)}; got {to!r}")
     check_on_error(on_error)
     schema = RecordSchema(record_type)
-    if to in ("csv", "jsonl") and any(bytes in (t or ()) for t in schema.allowed_types()):
+    if to in ("csv", "jsonl") and schema.holds_bytes():
         raise TypeError(f"{to} cannot hold the bytes fields of {record_type!r}; use parquet")
     sources = list(source) if isinstance(source, (list, tuple)) else [source]
     job = _Job(sources, to, schema, max_record_size, on_error, progress)
@@ -275,9 +265,7 @@ def _text_out(out: _Named, to: Format, schema: RecordSchema) -> Iterator[Callabl
     try:
         names = schema.names
         rows: _Rows = (
-            CsvRows(text, names, text_fields(schema.record_type))
-            if to == "csv"
-            else JsonRows(text, names)
+            CsvRows(text, names, schema.text_fields()) if to == "csv" else JsonRows(text, names)
         )
         yield rows.write
         text.flush()

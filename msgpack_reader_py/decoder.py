@@ -22,7 +22,6 @@ record as decoded, with no type.
 from __future__ import annotations
 
 import functools
-import itertools
 import operator
 from collections.abc import Callable, Generator, Iterator
 from typing import Any, Protocol, TypeVar
@@ -251,7 +250,7 @@ def runs(chunks: ChunkSource, unpacker: msgpack.Unpacker, limit: int) -> Iterato
         failure: Exception | None = None
         try:
             # (None, end) per record: C code calls skip and tell in turn until one fails.
-            marks.extend(zip(iter(skip, 1), iter(tell, -1)))
+            marks.extend(zip(iter(skip, 1), iter(tell, -1), strict=False))
         except msgpack.OutOfData:
             pass
         except (msgpack.UnpackException, ValueError) as exc:

@@ -42,9 +42,17 @@ from typing import Any
 
 import msgspec
 
-from .schema import describe
+from .errors import describe
 
-__all__ = ["ExtHook", "FieldSpec", "RecordDecoder", "RecordFailure", "record_fields"]
+__all__ = [
+    "ExtHook",
+    "FieldSpec",
+    "RecordDecoder",
+    "RecordFailure",
+    "plain_values",
+    "record_fields",
+    "record_kind",
+]
 
 ExtHook = Callable[[int, memoryview], Any]
 Converter = Callable[[Any], Any]
@@ -109,8 +117,15 @@ class FieldSpec:
         return self.default is msgspec.NODEFAULT and self.default_factory is msgspec.NODEFAULT
 
 
+def record_kind(tp: Any) -> str | None:
+    """``"struct"``, ``"array_struct"``, ``"dataclass"``, ``"namedtuple"``, ``"tuple"`` (a
+    fixed-length ``tuple[...]`` type) or ``None`` (not a record type)."""
+    if _is_fixed_tuple(tp):
+        return "tuple"
+    return _kind(tp)
+
+
 def _kind(tp: Any) -> str | None:
-    """``"struct"``, ``"array_struct"``, ``"dataclass"``, ``"namedtuple"`` or ``None``."""
     if isinstance(tp, type):
         if issubclass(tp, msgspec.Struct):
             return "array_struct" if tp.__struct_config__.array_like else "struct"
@@ -183,13 +198,14 @@ class _Compiler:
         args = typing.get_args(annotation)
         if origin is typing.Annotated:
             inner, convert = self.wire(args[0])
-            return typing.Annotated[(inner, *args[1:])], convert  # type: ignore[valid-type]
+            # Subscripted through operator: Python 3.10's grammar has no `X[a, *rest]`.
+            return operator.getitem(typing.Annotated, (inner, *args[1:])), convert
         if origin is typing.Union or origin is types.UnionType:
             members = [self.wire(a) for a in args]
             if all(c is None for _, c in members):
                 return annotation, None
             wire_members = tuple(m for m, _ in members)
-            return typing.Union[wire_members], _union_converter(args, members)  # noqa: UP007
+            return typing.Union[wire_members], _union_converter(members)  # noqa: UP007
         if origin in (list, tuple, dict) and args:
             if origin is tuple and Ellipsis not in args:
                 parts = [self.wire(a) for a in args]
@@ -286,26 +302,44 @@ def _expect_datetime(value: Any) -> datetime.datetime:
     raise RecordFailure(f"expected datetime, got {type(value).__name__}")
 
 
-def _union_converter(
-    annotations: tuple[Any, ...], members: list[tuple[Any, Converter | None]]
-) -> Converter:
-    """Convert a value decoded for a union: by the member whose wire form it came out as."""
-    plain = tuple(a for a, (_, c) in zip(annotations, members, strict=True) if c is None)
+def _union_converter(members: list[tuple[Any, Converter | None]]) -> Converter:
+    """Convert a value decoded for a union by the member it was decoded as: its type tells
+    (a record's wire forms, ``list``, ``dict``, ``tuple``); a member decoded as ``Any`` (a
+    ``datetime`` with an ``ext_hook``) takes whatever no other member claims."""
+    by_type: dict[Any, Converter] = {}
+    fallback: Converter | None = None
+    for wire_type, member_convert in members:
+        if member_convert is None:
+            continue
+        if wire_type is Any:
+            fallback = member_convert
+        for decoded in _decoded_types(wire_type):
+            by_type[decoded] = member_convert
 
     def convert(value: Any) -> Any:
-        for annotation, (_, member_convert) in zip(annotations, members, strict=True):
-            if member_convert is not None and not _is_plain_instance(value, plain):
-                try:
-                    return member_convert(value)
-                except (TypeError, AttributeError, RecordFailure):
-                    continue
+        member_convert = by_type.get(type(value))
+        if member_convert is not None:
+            return member_convert(value)
+        if fallback is not None and not isinstance(value, _PLAIN):
+            return fallback(value)
         return value
 
     return convert
 
 
-def _is_plain_instance(value: Any, plain: tuple[Any, ...]) -> bool:
-    return value is None or isinstance(value, (int, float, str, bytes, bool, enum.Enum))
+_PLAIN = (int, float, str, bytes, bool, type(None), enum.Enum)
+
+
+def _decoded_types(wire_type: Any) -> set[Any]:
+    """The Python types msgspec gives for values of ``wire_type``."""
+    origin = typing.get_origin(wire_type)
+    if origin is typing.Union or origin is types.UnionType:
+        return set().union(*map(_decoded_types, typing.get_args(wire_type)))
+    if origin is typing.Annotated:
+        return _decoded_types(typing.get_args(wire_type)[0])
+    if origin in (list, tuple, dict):
+        return {origin}
+    return {wire_type} if isinstance(wire_type, type) else set()
 
 
 def _or_made(convert: Converter, factory: Callable[[], Any]) -> Converter:
@@ -362,8 +396,7 @@ class RecordDecoder:
         values: bool = False,
     ) -> None:
         self.record_type = record_type
-        hook = {"ext_hook": _guarded(ext_hook)} if ext_hook is not None else {}
-        self._any = msgspec.msgpack.Decoder(**hook).decode
+        hook = None if ext_hook is None else _guarded(ext_hook)
         self._plain = msgspec.msgpack.Decoder().decode  # for error messages: no hook to fail
         self._finish: Callable[[list[Any]], list[Any]]
         if record_type is Any:
@@ -374,8 +407,8 @@ class RecordDecoder:
             self.fields = record_fields(record_type)
             wire, self._finish = self._compile(record_type, ext_hook, forbid_unknown_keys, values)
         try:
-            self._run = msgspec.msgpack.Decoder(list[wire], **hook).decode  # type: ignore[valid-type]
-            self._one = msgspec.msgpack.Decoder(wire, **hook).decode
+            self._run = msgspec.msgpack.Decoder(list[wire], ext_hook=hook).decode
+            self._one = msgspec.msgpack.Decoder(wire, ext_hook=hook).decode
         except TypeError as exc:
             raise TypeError(f"cannot read records of type {record_type!r}: {exc}") from None
 
@@ -394,7 +427,8 @@ class RecordDecoder:
             and all(compiler.wire(f.annotation)[1] is None for f in self.fields)
         ):
             # The common flat record: arrays decode to tuples, built with starmap in C.
-            as_tuple = tuple[tuple(f.annotation for f in self.fields)]  # type: ignore[misc]
+            field_types: Any = tuple(f.annotation for f in self.fields)
+            as_tuple: Any = tuple[field_types]
             wire = typing.Union[as_tuple, record_type]  # noqa: UP007
             return wire, _flat_finisher(record_type, names if values else None)
         wire, convert = compiler.record(record_type)
@@ -474,7 +508,16 @@ class RecordDecoder:
         return f"expected {want}, found {describe(self._plain(data))}"
 
 
-_FAILURES = (msgspec.MsgspecError, ValueError, TypeError, RecursionError, RecordFailure, _HookFailure)
+_FAILURES = (
+    msgspec.MsgspecError,
+    ValueError,
+    TypeError,
+    RecursionError,
+    RecordFailure,
+    _HookFailure,
+)
+
+
 def _field_path(record_type: Any, path: str) -> str:
     """msgspec's path (``[2][1]``, ``.inner.level``) in field names (``tags[1]``)."""
     parts: list[str] = []
@@ -514,6 +557,17 @@ def _unwrap(tp: Any) -> Any:
     return tp
 
 
+_KEPT_AS_THEY_ARE = (datetime.datetime, bytes, bytearray, memoryview)
+
+
+def plain_values(rows: list[Any]) -> list[Any]:
+    """``rows`` with every nested record made a dict keyed by its map keys, every ``Enum`` its
+    value, every NamedTuple a tuple: what pyarrow builds struct, list and map columns from.
+    Datetimes and bytes are kept as they are."""
+    plain: list[Any] = msgspec.to_builtins(rows, builtin_types=_KEPT_AS_THEY_ARE)
+    return plain
+
+
 def _finisher(record_type: Any, convert: Converter | None) -> Callable[[list[Any]], list[Any]]:
     """Records from what the wire forms decode: a run decoded straight into ``record_type``
     (the common case) is passed on as it is, without a call per record."""
@@ -529,9 +583,7 @@ def _finisher(record_type: Any, convert: Converter | None) -> Callable[[list[Any
     return finish
 
 
-def _flat_finisher(
-    record_type: type, names: list[str] | None
-) -> Callable[[list[Any]], list[Any]]:
+def _flat_finisher(record_type: type, names: list[str] | None) -> Callable[[list[Any]], list[Any]]:
     """Records from what the flat form decodes: tuples (arrays) and instances (maps).
 
     With ``names``, the tuples of field values instead (the instances taken apart)."""
@@ -542,9 +594,7 @@ def _flat_finisher(
         def values(decoded: list[Any]) -> list[Any]:
             if set(map(type, decoded)) == {tuple}:
                 return decoded
-            return [
-                v if type(v) is tuple else (get(v),) if single else get(v) for v in decoded
-            ]
+            return [v if type(v) is tuple else (get(v),) if single else get(v) for v in decoded]
 
         return values
 

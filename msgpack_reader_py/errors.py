@@ -77,3 +77,25 @@ class RecordError(ReaderError):
     without a required field, and a field that fails its check; the reason names the field's
     path (``inner.tags[2]``), what it expected and what it found.
     """
+
+
+_REPR_LIMIT = 60
+
+
+def type_name(tp: type) -> str:
+    """Name a type the way a user writes it: ``int``, ``None``, ``Timestamp``."""
+    return "None" if tp is type(None) else tp.__name__
+
+
+def describe(value: object) -> str:
+    """Describe a decoded value for an error message, never embedding a huge one."""
+    if isinstance(value, (list, tuple)):
+        return f"an array of {len(value)} values"
+    if isinstance(value, dict):
+        return f"a map of {len(value)} entries"
+    if value is None:
+        return "None"
+    text = repr(value)
+    if len(text) > _REPR_LIMIT:
+        text = text[: _REPR_LIMIT - 3] + "..."
+    return f"{type_name(type(value))} {text}"

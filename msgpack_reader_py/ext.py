@@ -43,5 +43,7 @@ def fluentd_event_time(code: int, data: memoryview | bytes) -> datetime.datetime
     seconds = int.from_bytes(data[:4], "big")
     nanoseconds = int.from_bytes(data[4:], "big")
     if nanoseconds >= 1_000_000_000:
-        raise ValueError(f"a Fluentd EventTime's nanoseconds must be below 10**9, got {nanoseconds}")
+        raise ValueError(
+            f"a Fluentd EventTime's nanoseconds must be below 10**9, got {nanoseconds}"
+        )
     return _EPOCH + datetime.timedelta(seconds=seconds, microseconds=(nanoseconds + 500) // 1000)

@@ -79,5 +79,6 @@ is ``value``, and so on in wire order."""
 ITEM_VALUES: type[ItemValues] = tuple[int, int, int, int, int, float, str, str]
 """``ItemValues`` as a record type: ``StreamingReader(source, ITEM_VALUES)`` yields the decoded
 tuples themselves, typed ``ItemValues``, checked to be arrays of eight values of these types,
-without building any object per record. The cheapest typed record there is; fields are positional. (A type alias cannot be passed where a type is expected,
-hence the separate name.)"""
+without building any object per record. The cheapest typed record there is; fields are
+positional. (A type alias cannot be passed where a type is expected, hence the separate
+name.)"""
