@@ -150,10 +150,8 @@ def record_fields(tp: Any) -> list[FieldSpec]:
         for f in dataclasses.fields(tp):
             if not f.init:
                 continue
-            default = msgspec.NODEFAULT if f.default is dataclasses.MISSING else f.default
-            factory = (
-                msgspec.NODEFAULT if f.default_factory is dataclasses.MISSING else f.default_factory
-            )
+            default = msgspec.NODEFAULT if _missing(f.default) else f.default
+            factory = msgspec.NODEFAULT if _missing(f.default_factory) else f.default_factory
             specs.append(FieldSpec(f.name, f.name, hints.get(f.name, Any), default, factory))
         return specs
     if kind == "namedtuple":
@@ -168,6 +166,12 @@ def record_fields(tp: Any) -> list[FieldSpec]:
         "record_type must be a dataclass, a NamedTuple, a msgspec.Struct or a tuple[...] type, "
         f"got {tp!r}"
     )
+
+
+def _missing(value: Any) -> bool:
+    """Whether a dataclass field's default is ``dataclasses.MISSING``: by type, because a
+    record type rebuilt from a pickle (cloudpickle, in Dask's workers) has its own copy."""
+    return isinstance(value, type(dataclasses.MISSING))
 
 
 def _is_fixed_tuple(tp: Any) -> bool:
