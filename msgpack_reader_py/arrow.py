@@ -20,7 +20,6 @@ import enum
 import operator
 import typing
 from collections.abc import Callable, Generator, Iterator, Sequence
-from types import TracebackType
 from typing import Any
 
 from ._extras import missing_extra
@@ -30,17 +29,17 @@ try:
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
     raise missing_extra(exc, "arrow", feature="msgpack_reader_py.arrow") from None
 
+from .decoder import Plan
 from .engine import plain_values, record_kind
-from .errors import RecordError, describe
+from .errors import describe
 from .model import Item
 from .schema import RecordSchema, members
-from .sniff import Compression
 from .streaming_reader import (
     DEFAULT_MAX_RECORD_SIZE,
     DEFAULT_READ_SIZE,
     OnError,
     Source,
-    StreamingReader,
+    SourceReader,
 )
 
 __all__ = ["DEFAULT_BATCH_SIZE", "BatchReader", "arrow_schema", "read_batches", "read_table"]
@@ -211,14 +210,16 @@ def _positions(schema: pa.Schema, columns: Sequence[str]) -> list[int]:
     return [names.index(name) for name in columns]
 
 
-class BatchReader:
+class BatchReader(SourceReader[pa.RecordBatch]):
     """Read concatenated MessagePack records as Arrow ``RecordBatch``es of ``record_type``.
 
     An iterator of ``pyarrow.RecordBatch`` and a context manager. Every batch has
     :attr:`schema` (see :func:`arrow_schema`) and ``batch_size`` rows, except the last, and
     except a batch cut short at ``MAX_BATCH_BYTES`` of columns. ``source`` is anything
-    :class:`~msgpack_reader_py.StreamingReader` reads; records are checked against ``record_type``
-    exactly as :class:`~msgpack_reader_py.StreamingReader` checks them, in either wire shape.
+    :class:`~msgpack_reader_py.StreamingReader` reads; records are checked against
+    ``record_type`` exactly as :class:`~msgpack_reader_py.StreamingReader` checks them, in
+    either wire shape. Its lifecycle (closing, ``skipped``, ``errors``, ``bytes_read``, ...)
+    is :class:`~msgpack_reader_py.streaming_reader.SourceReader`'s.
 
     Error contract: as the reader's. Broken data raises a
     :class:`~msgpack_reader_py.errors.ReaderError` with the failing record's index and offset,
@@ -228,8 +229,8 @@ class BatchReader:
 
     Args:
         source: a path, a bytes-like object or a binary stream.
-        record_type: a dataclass, ``NamedTuple`` or ``tuple[...]`` type whose fields are
-            ``int``, ``float``, ``str``, ``bytes``, ``bool`` or ``X | None``. Default ``Item``.
+        record_type: any record type :class:`~msgpack_reader_py.StreamingReader` reads whose
+            fields have an Arrow type (see :func:`arrow_schema`). Default ``Item``.
         batch_size: the most rows per batch. Default 65536.
         columns: the names of the columns to build, in the order wanted (default: every
             field). The other fields are still decoded and validated, so a projection
@@ -264,83 +265,28 @@ class BatchReader:
         self.schema = full if positions is None else pa.schema([full.field(p) for p in positions])
         self.batch_size = batch_size
         labels = [record_schema.names[p] for p in positions or range(len(full))]
-        self._reader: StreamingReader[pa.StructArray] = StreamingReader._converting(
+        columns_of = _Columns(self.schema, positions, labels, plain=not record_schema.flat)
+        pieces = self._start(
             source,
             record_type,
-            _Columns(self.schema, positions, labels, plain=not record_schema.flat),
+            Plan(record_type, convert=columns_of),
+            on_error=on_error,
             max_record_size=max_record_size,
             read_size=read_size,
-            on_error=on_error,
+            decompress=True,
         )
-        # A function of the reader, not a method: a generator bound to self would make a cycle,
+        # A function of the pieces, not a method: a generator bound to self would make a cycle,
         # and a dropped BatchReader would keep its file open until the cycle collector ran.
-        self._batches = _rebatched(self._reader, batch_size)
-
-    def __iter__(self) -> Iterator[pa.RecordBatch]:
-        return self._batches
-
-    def __next__(self) -> pa.RecordBatch:
-        return next(self._batches)
-
-    def __enter__(self) -> BatchReader:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Stop reading; close the source if the reader opened it. Safe to call twice."""
-        self._batches.close()
-        self._reader.close()
-
-    @property
-    def closed(self) -> bool:
-        """Whether ``close()`` has been called."""
-        return self._reader.closed
-
-    @property
-    def skipped(self) -> int:
-        """How many records ``on_error="skip"`` has passed over so far (0 in raise mode)."""
-        return self._reader.skipped
-
-    @property
-    def errors(self) -> list[RecordError]:
-        """The first 100 record errors that ``on_error="skip"`` passed over, in order."""
-        return self._reader.errors
-
-    @property
-    def bytes_read(self) -> int:
-        """Bytes read from the source so far; the stream's length once it is exhausted."""
-        return self._reader.bytes_read
-
-    @property
-    def source_bytes_read(self) -> int:
-        """Bytes taken from the source itself: the compressed bytes of a compressed source."""
-        return self._reader.source_bytes_read
-
-    @property
-    def compression(self) -> Compression | None:
-        """``"gzip"``, ``"bzip2"``, ``"xz"`` or ``"zstd"`` for a compressed source, else None."""
-        return self._reader.compression
-
-    @property
-    def name(self) -> str:
-        """The source's name: its path, its ``name`` attribute, or its type."""
-        return self._reader.name
+        self._records = _rebatched(pieces, batch_size)
 
     def to_pyarrow(self) -> pa.RecordBatchReader:
         """This reader as a ``pyarrow.RecordBatchReader``, for pyarrow APIs that take one
         (``pyarrow.dataset.write_dataset``, ``pyarrow.parquet``, DuckDB, Polars)."""
-        return pa.RecordBatchReader.from_batches(self.schema, self._batches)
+        return pa.RecordBatchReader.from_batches(self.schema, self._records)
 
     def __repr__(self) -> str:
         state = " closed" if self.closed else ""
-        return f"<BatchReader {self.name!r} record_type={self._reader.record_type!r}{state}>"
+        return f"<BatchReader {self.name!r} record_type={self.record_type!r}{state}>"
 
 
 def _rebatched(

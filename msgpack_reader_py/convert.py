@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import IO, TYPE_CHECKING, Any, Literal, Protocol
 
-from .decoder import KEPT_ERRORS
+from .decoder import KEPT_ERRORS, Plan
 from .errors import RecordError
 from .model import Item
 from .schema import RecordSchema
@@ -29,14 +29,13 @@ from .streaming_reader import (
     DEFAULT_READ_SIZE,
     OnError,
     Source,
-    StreamingReader,
+    SourceReader,
     check_on_error,
 )
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from .arrow import BatchReader
 
 __all__ = [
     "FORMATS",
@@ -184,7 +183,7 @@ class _Job:
     on_error: OnError
     progress: Progress | None
 
-    def _batches(self, source: Source) -> BatchReader | StreamingReader[list[Any]]:
+    def _batches(self, source: Source) -> SourceReader[Any]:
         """Batches of one source: Arrow columns, or the checked tuples for the text formats."""
         if self.to in ("parquet", "arrow"):
             from .arrow import BatchReader
@@ -195,14 +194,7 @@ class _Job:
                 max_record_size=self.max_record_size,
                 on_error=self.on_error,
             )
-        return StreamingReader._converting(
-            source,
-            self.schema.record_type,
-            _Tuples(),
-            max_record_size=self.max_record_size,
-            read_size=DEFAULT_READ_SIZE,
-            on_error=self.on_error,
-        )
+        return _TextBatches(source, self.schema.record_type, self.max_record_size, self.on_error)
 
     def run(self, out: _Named) -> Conversion:
         output: AbstractContextManager[Callable[[Any], None]]
@@ -244,6 +236,24 @@ def _columns_out(out: _Named, to: Format, schema: pa.Schema) -> Iterator[Callabl
         yield writer.write_batch
     finally:
         writer.close()
+
+
+class _TextBatches(SourceReader[list[Any]]):
+    """The text formats' reader: its items are batches of checked records, each a tuple of
+    field values."""
+
+    def __init__(
+        self, source: Source, record_type: Any, max_record_size: int, on_error: OnError
+    ) -> None:
+        self._records = self._start(
+            source,
+            record_type,
+            Plan(record_type, convert=_Tuples()),
+            on_error=on_error,
+            max_record_size=max_record_size,
+            read_size=DEFAULT_READ_SIZE,
+            decompress=True,
+        )
 
 
 class _Tuples:

@@ -21,7 +21,7 @@ from typing import IO, Any, Generic, Literal, TypeVar, Union, overload
 import msgpack
 
 from . import sniff
-from .decoder import BatchConverter, CompressedDataError, Plan, SkipLog, records, unpacker_options
+from .decoder import CompressedDataError, Plan, SkipLog, records, unpacker_options
 from .engine import ExtHook
 from .errors import RecordError
 from .model import Item
@@ -32,11 +32,13 @@ __all__ = [
     "DEFAULT_READ_SIZE",
     "OnError",
     "Source",
+    "SourceReader",
     "StreamingReader",
     "read_items",
 ]
 
 T = TypeVar("T")
+_R = TypeVar("_R", bound="SourceReader[Any]")
 
 Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, IO[bytes], Any]
 """What a reader reads: a path, a bytes-like object, or a binary stream with ``read(n)``."""
@@ -365,7 +367,123 @@ class _ZstdFrames:
         del buf[:at]
 
 
-class StreamingReader(Generic[T]):
+class SourceReader(Generic[T]):
+    """What every reader of one source shares: :class:`StreamingReader` and
+    :class:`~msgpack_reader_py.arrow.BatchReader` are both one.
+
+    An iterator and a context manager. It closes only what it opened: a path's file is closed
+    by ``close()``, on leaving the ``with`` block, when the stream is exhausted or fails, and
+    when the reader is garbage-collected; a stream you passed stays open. ``close()`` may be
+    called more than once. A reader belongs to one thread.
+    """
+
+    record_type: Any
+    """The record type the reader checks records against."""
+    max_record_size: int
+    _source: _Chunks
+    _skipped: SkipLog | None
+    _records: Generator[T, None, None]
+    _closed: bool
+
+    def _start(
+        self,
+        source: Source,
+        record_type: Any,
+        plan: Plan,
+        *,
+        on_error: OnError,
+        max_record_size: int,
+        read_size: int,
+        decompress: bool,
+    ) -> Generator[Any, None, None]:
+        """Open ``source`` and return the generator of what ``plan`` makes of its records.
+
+        Everything decided once per stream is decided here: the options are checked, the
+        source opened, the decoder and its limits made. A subclass keeps the generator, or
+        wraps it, as ``_records``: what iterating the reader yields.
+        """
+        check_on_error(on_error)
+        _check_sizes(max_record_size, read_size)
+        self._closed = True  # until the source is open: close() then has nothing to do
+        self._source = _Chunks(source, read_size, decompress=decompress)
+        self.record_type = record_type
+        self.max_record_size = max_record_size
+        unpacker = msgpack.Unpacker(**unpacker_options(max_record_size, read_size))
+        self._skipped = SkipLog() if on_error == "skip" else None
+        self._closed = False
+        return records(self._source, unpacker, plan, max_record_size, self._skipped)
+
+    def __iter__(self) -> Iterator[T]:
+        # The generator itself, not ``self``: a ``for`` loop then resumes it directly instead
+        # of paying for a Python-level ``__next__`` call per record.
+        if self._closed:
+            raise ValueError(f"I/O operation on a closed {type(self).__name__}")
+        return self._records
+
+    def __next__(self) -> T:
+        if self._closed:
+            raise ValueError(f"I/O operation on a closed {type(self).__name__}")
+        return next(self._records)
+
+    def __enter__(self: _R) -> _R:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop reading and close the source if the reader opened it. Safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        self._records.close()
+        self._source.close()
+
+    @property
+    def skipped(self) -> int:
+        """How many records ``on_error="skip"`` has passed over so far (0 in raise mode)."""
+        return 0 if self._skipped is None else self._skipped.count
+
+    @property
+    def errors(self) -> list[RecordError]:
+        """The first 100 record errors that ``on_error="skip"`` passed over, in order."""
+        return [] if self._skipped is None else list(self._skipped.errors)
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` has been called."""
+        return self._closed
+
+    @property
+    def bytes_read(self) -> int:
+        """Bytes read from the source so far; the stream's length once it is exhausted."""
+        return self._source.bytes_read
+
+    @property
+    def source_bytes_read(self) -> int:
+        """Bytes taken from the source itself so far: the compressed bytes when the source is
+        compressed, else the same as :attr:`bytes_read`. Against a file's size, the progress
+        made through it."""
+        return self._source.source_bytes_read
+
+    @property
+    def compression(self) -> Compression | None:
+        """``"gzip"``, ``"bzip2"``, ``"xz"`` or ``"zstd"`` when the source is being
+        decompressed, else ``None``; known once the first bytes have been read."""
+        return self._source.compression
+
+    @property
+    def name(self) -> str:
+        """The source's name: its path, its ``name`` attribute, or its type."""
+        return self._source.name
+
+
+class StreamingReader(SourceReader[T]):
     """Read concatenated MessagePack records from ``source`` as typed objects.
 
     ``source`` is a path (``str`` or ``os.PathLike``), a bytes-like object (``bytes``,
@@ -481,144 +599,19 @@ class StreamingReader(Generic[T]):
     ) -> None:
         if mapper is not None and not callable(mapper):
             raise TypeError(f"mapper must be callable, got {mapper!r}")
-        check_on_error(on_error)
-        _check_sizes(max_record_size, read_size)
-        self._start(
-            source,
-            Plan(
-                record_type,
-                mapper=mapper,
-                ext_hook=ext_hook,
-                forbid_unknown_keys=forbid_unknown_keys,
-            ),
-            skip=on_error == "skip",
-            max_record_size=max_record_size,
-            read_size=read_size,
-            decompress=decompress,
-        )
-        self.record_type = record_type
         self.mapper = mapper
-
-    @classmethod
-    def _converting(
-        cls,
-        source: Source,
-        record_type: type[Any],
-        convert: BatchConverter,
-        *,
-        max_record_size: int,
-        read_size: int,
-        on_error: OnError = "raise",
-        decompress: bool = True,
-    ) -> StreamingReader[Any]:
-        """A reader whose items are whole batches of records of ``record_type``, as tuples of
-        field values, each converted by ``convert`` in one call (the Arrow columns of
-        :mod:`.arrow`), with the same error contract: a refused record is located, the records
-        before it converted first. With ``on_error="skip"``, records that fail their checks or
-        that the converter refuses are passed over and logged, and the rest converted."""
-        _check_sizes(max_record_size, read_size)
-        check_on_error(on_error)
-        reader: StreamingReader[Any] = cls.__new__(cls)
-        reader._start(
+        plan = Plan(
+            record_type, mapper=mapper, ext_hook=ext_hook, forbid_unknown_keys=forbid_unknown_keys
+        )
+        self._records = self._start(
             source,
-            Plan(record_type, convert=convert),
-            skip=on_error == "skip",
+            record_type,
+            plan,
+            on_error=on_error,
             max_record_size=max_record_size,
             read_size=read_size,
             decompress=decompress,
         )
-        reader.record_type = record_type
-        reader.mapper = None
-        return reader
-
-    def _start(
-        self,
-        source: Source,
-        plan: Plan,
-        *,
-        skip: bool,
-        max_record_size: int,
-        read_size: int,
-        decompress: bool,
-    ) -> None:
-        """Everything decided once per stream: the decoder, its limits, the source."""
-        self._source = _Chunks(source, read_size, decompress=decompress)
-        self.max_record_size = max_record_size
-        unpacker = msgpack.Unpacker(**unpacker_options(max_record_size, read_size))
-        self._skipped = SkipLog() if skip else None
-        self._records: Generator[T, None, None] = records(
-            self._source, unpacker, plan, max_record_size, self._skipped
-        )
-        self._closed = False
-
-    def __iter__(self) -> Iterator[T]:
-        # The generator itself, not ``self``: a ``for`` loop then resumes it directly instead
-        # of paying for a Python-level ``__next__`` call per record.
-        if self._closed:
-            raise ValueError("I/O operation on a closed StreamingReader")
-        return self._records
-
-    def __next__(self) -> T:
-        if self._closed:
-            raise ValueError("I/O operation on a closed StreamingReader")
-        return next(self._records)
-
-    def __enter__(self) -> StreamingReader[T]:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Stop reading and close the source if the reader opened it. Safe to call twice."""
-        if self._closed:
-            return
-        self._closed = True
-        self._records.close()
-        self._source.close()
-
-    @property
-    def skipped(self) -> int:
-        """How many records ``on_error="skip"`` has passed over so far (0 in raise mode)."""
-        return 0 if self._skipped is None else self._skipped.count
-
-    @property
-    def errors(self) -> list[RecordError]:
-        """The first 100 record errors that ``on_error="skip"`` passed over, in order."""
-        return [] if self._skipped is None else list(self._skipped.errors)
-
-    @property
-    def closed(self) -> bool:
-        """Whether ``close()`` has been called."""
-        return self._closed
-
-    @property
-    def bytes_read(self) -> int:
-        """Bytes read from the source so far; the stream's length once it is exhausted."""
-        return self._source.bytes_read
-
-    @property
-    def source_bytes_read(self) -> int:
-        """Bytes taken from the source itself so far: the compressed bytes when the source is
-        compressed, else the same as :attr:`bytes_read`. Against a file's size, the progress
-        made through it."""
-        return self._source.source_bytes_read
-
-    @property
-    def compression(self) -> Compression | None:
-        """``"gzip"``, ``"bzip2"``, ``"xz"`` or ``"zstd"`` when the source is being
-        decompressed, else ``None``; known once the first bytes have been read."""
-        return self._source.compression
-
-    @property
-    def name(self) -> str:
-        """The source's name: its path, its ``name`` attribute, or its type."""
-        return self._source.name
 
     def __repr__(self) -> str:
         kind = "mapper=" + getattr(self.mapper, "__qualname__", repr(self.mapper))
