@@ -75,10 +75,17 @@ class RecordFailure(Exception):
     too deep), whatever the type.
     """
 
-    def __init__(self, reason: str, *, decodable: bool = True) -> None:
-        super().__init__(reason)
-        self.reason = reason
+    def __init__(self, reason: str, *, decodable: bool = True, field: str = "") -> None:
+        super().__init__(f"field `{field}` {reason}" if field else reason)
+        self.reason = str(self)
+        self.bare = reason
         self.decodable = decodable
+        self.field = field
+
+    def within(self, name: str) -> RecordFailure:
+        """The same failure, for the field ``name`` of the record that holds this one."""
+        field = f"{name}.{self.field}" if self.field else name
+        return RecordFailure(self.bare, decodable=self.decodable, field=field)
 
 
 class _HookFailure(Exception):
@@ -259,7 +266,8 @@ class _Compiler:
         else:
             map_form = msgspec.defstruct(
                 f"{name}AsMap",
-                [_struct_field(f, t, key=True) for f, t, _ in wired],
+                [_struct_field(f, t) for f, t, _ in wired],
+                rename={f.name: f.wire_name for f in fields},
                 forbid_unknown_fields=self.forbid,
             )
         converters = {f.name: c for f, _, c in wired if c is not None}
@@ -283,13 +291,12 @@ def _namedtuple_form(name: str, wired: list[tuple[FieldSpec, Any, Any]]) -> Any:
     return form
 
 
-def _struct_field(spec: FieldSpec, wire_type: Any, *, key: bool = False) -> tuple[Any, ...]:
-    name = spec.wire_name if key else spec.name
+def _struct_field(spec: FieldSpec, wire_type: Any) -> tuple[Any, ...]:
     if spec.default_factory is not msgspec.NODEFAULT:
-        return (name, wire_type, msgspec.field(default_factory=spec.default_factory))
+        return (spec.name, wire_type, msgspec.field(default_factory=spec.default_factory))
     if spec.default is not msgspec.NODEFAULT:
-        return (name, wire_type, spec.default)
-    return (name, wire_type)
+        return (spec.name, wire_type, spec.default)
+    return (spec.name, wire_type)
 
 
 def _dataclass_field(spec: FieldSpec, wire_type: Any) -> tuple[Any, ...]:
@@ -301,9 +308,10 @@ def _dataclass_field(spec: FieldSpec, wire_type: Any) -> tuple[Any, ...]:
 
 
 def _expect_datetime(value: Any) -> datetime.datetime:
+    """A ``datetime`` field decoded as ``Any`` (for the ``ext_hook``), checked afterwards."""
     if isinstance(value, datetime.datetime):
         return value
-    raise RecordFailure(f"expected datetime, got {type(value).__name__}")
+    raise RecordFailure(f"expected datetime, got {describe(value)}")
 
 
 def _union_converter(members: list[tuple[Any, Converter | None]]) -> Converter:
@@ -370,11 +378,19 @@ def _record_converter(
         for f in fields
     ]
 
+    # A generated dataclass map form is keyed by the wire names; the other forms by names.
+    by_wire_name = dataclasses.is_dataclass(map_form) and map_form is not tp
+
     def convert(value: Any) -> Any:
         if type(value) is tp:
             return value
-        source_names = wire_names if type(value) is map_form and map_form is not tp else names
-        values = [c(getattr(value, s)) for c, s in zip(per_field, source_names, strict=True)]
+        source_names = wire_names if by_wire_name and type(value) is map_form else names
+        values = []
+        for name, source, field_convert in zip(names, source_names, per_field, strict=True):
+            try:
+                values.append(field_convert(getattr(value, source)))
+            except RecordFailure as failure:
+                raise failure.within(name) from failure.__cause__
         if kind == "namedtuple":
             return tp(*values)
         return tp(**dict(zip(names, values, strict=True)))

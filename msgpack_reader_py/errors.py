@@ -89,6 +89,9 @@ def type_name(tp: type) -> str:
 
 def describe(value: object) -> str:
     """Describe a decoded value for an error message, never embedding a huge one."""
+    code, data = getattr(value, "code", None), getattr(value, "data", None)
+    if isinstance(code, int) and isinstance(data, (bytes, bytearray, memoryview)):
+        return f"extension type {code} ({len(data)} bytes)"
     if isinstance(value, (list, tuple)):
         return f"an array of {len(value)} values"
     if isinstance(value, dict):

@@ -102,3 +102,17 @@ def test_an_int_field_refuses_a_timestamp() -> None:
 
     with pytest.raises(RecordError, match=r"field `when` expected int, got datetime"):
         list(StreamingReader(msgpack.packb([msgpack.Timestamp(1, 0)]), Plain))
+
+
+def test_a_hook_value_that_is_not_a_datetime_is_refused_with_its_path() -> None:
+    @dataclasses.dataclass
+    class Outer:
+        id: int
+        inner: Stamped
+
+    data = msgpack.packb([1, ["x", msgpack.ExtType(5, b"xy")]])
+    with pytest.raises(RecordError) as caught:
+        list(StreamingReader(data, Outer, ext_hook=fluentd_event_time))
+    assert caught.value.reason == (
+        "field `inner.when` expected datetime, got extension type 5 (2 bytes)"
+    )
