@@ -37,7 +37,7 @@ import operator
 import re
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgspec
@@ -359,6 +359,16 @@ def _or_made(convert: Converter, factory: Callable[[], Any]) -> Converter:
     return lambda value: factory() if value is _FACTORY else convert(value)
 
 
+def _failed_field(value: Any, fields: Iterable[tuple[str, str, Converter]]) -> RecordFailure:
+    """The failure of the first field of ``value`` its converter refuses, with its name."""
+    for name, source, field_convert in fields:
+        try:
+            field_convert(getattr(value, source))
+        except RecordFailure as failure:  # noqa: PERF203 - the error path only
+            return failure.within(name)
+    raise AssertionError("no field of the record fails")  # pragma: no cover
+
+
 def _record_converter(
     tp: Any,
     kind: str | None,
@@ -385,12 +395,10 @@ def _record_converter(
         if type(value) is tp:
             return value
         source_names = wire_names if by_wire_name and type(value) is map_form else names
-        values = []
-        for name, source, field_convert in zip(names, source_names, per_field, strict=True):
-            try:
-                values.append(field_convert(getattr(value, source)))
-            except RecordFailure as failure:
-                raise failure.within(name) from failure.__cause__
+        try:
+            values = [c(getattr(value, s)) for c, s in zip(per_field, source_names, strict=True)]
+        except RecordFailure:
+            raise _failed_field(value, zip(names, source_names, per_field, strict=True)) from None
         if kind == "namedtuple":
             return tp(*values)
         return tp(**dict(zip(names, values, strict=True)))
@@ -495,9 +503,8 @@ class RecordDecoder:
         match = key or _AT.match(message)
         assert match is not None
         text, path = match.group("message"), match.group("path") or ""
-        shape = _SHAPE.match(text)
-        if shape is not None and not path:
-            return self._shape_error(shape, data)
+        if _SHAPE.match(text) is not None and not path:
+            return self._shape_error(text, data)
         missing = _MISSING_KEY.match(text)
         if missing is not None:
             name = _field_path(self.record_type, f"{path}.{missing.group('name')}")
@@ -509,7 +516,7 @@ class RecordDecoder:
             return f"{owner}map has key {unknown.group('name')!r}, which names no field"
         got = _GOT.match(text)
         if got is not None and not key:
-            found = _found(self._plain(data), path)
+            found = _found(self._raw(data), path)
             if found is not _UNKNOWN:
                 text = f"{got.group('expected')}, got {describe(found)}"
         field = _field_path(self.record_type, path) if self.fields else path
@@ -518,14 +525,24 @@ class RecordDecoder:
             return text
         return f"field `{field}`{' has a key that' if key else ''} {text}"
 
-    def _shape_error(self, shape: re.Match[str], data: Any) -> str:
+    def _shape_error(self, message: str, data: Any) -> str:
         """The record itself has the wrong shape: say what a record is and what was found."""
         size = len(self.fields)
         required = sum(f.required for f in self.fields)
         count = f"{required} to {size}" if required < size else f"{size}"
         maps = not _is_fixed_tuple(self.record_type)
         want = f"an array{' or a map' if maps else ''} of {count} fields"
-        return f"expected {want}, found {describe(self._plain(data))}"
+        value = self._raw(data)
+        found = message.rsplit("got ", 1)[-1].replace("`", "") if value is _UNKNOWN else None
+        return f"expected {want}, found {found or describe(value)}"
+
+    def _raw(self, data: Any) -> Any:
+        """The record decoded without a type, to show what was found; ``_UNKNOWN`` when it
+        cannot be (the record also holds invalid UTF-8, or nests too deeply)."""
+        try:
+            return self._plain(data)
+        except (msgspec.MsgspecError, ValueError, RecursionError):
+            return _UNKNOWN
 
 
 _FAILURES = (

@@ -4,6 +4,7 @@ replaced by a value not of its type is a ``RecordError`` naming that field's pat
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import enum
@@ -15,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from msgpack_reader_py import RecordError, StreamingReader
+from msgpack_reader_py import ReaderError, RecordError, StreamingReader
 from tests.helpers import examples
 
 
@@ -154,3 +155,29 @@ class _Maps:
 
     def draw(self, strategy: Any) -> bool:
         return False
+
+
+@settings(deadline=None, max_examples=examples(ci=1000, local=150))
+@given(
+    value=records,
+    edits=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), max_size=4),
+    data=st.data(),
+)
+def test_damaged_typed_records_raise_only_reader_errors(
+    value: Record, edits: list[tuple[int, int]], data: st.DataObject
+) -> None:
+    """Any byte changed in any record, whatever it breaks (a type, a length, a UTF-8 string,
+    a key, a header), ends in a ``ReaderError``, never another exception."""
+    stream = bytearray(msgpack.packb(wire(value, data)))
+    for position, byte in edits:
+        stream[position % len(stream)] = byte
+    with contextlib.suppress(ReaderError):
+        list(StreamingReader(bytes(stream), Record, max_record_size=1 << 16))
+
+
+def test_a_wrong_field_before_invalid_utf8_is_the_record_error() -> None:
+    record = {"id": "x", "flag": True, "name\xff": 1}
+    data = msgpack.packb(record).replace(b"name\xc3\xbf", b"name\xff\xff")
+    with pytest.raises(RecordError) as caught:
+        list(StreamingReader(data, Record))
+    assert caught.value.reason == "field `id` expected int, got str"
