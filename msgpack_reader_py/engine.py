@@ -521,9 +521,10 @@ class RecordDecoder:
                 text = f"{got.group('expected')}, got {describe(found)}"
         field = _field_path(self.record_type, path) if self.fields else path
         text = (text[:1].lower() + text[1:]).replace("`", "")
-        if not field:
-            return text
-        return f"field `{field}`{' has a key that' if key else ''} {text}"
+        if key:
+            owner = f"field `{field}`: " if field else ""
+            return f"{owner}a map key {text}"
+        return f"field `{field}` {text}" if field else text
 
     def _shape_error(self, message: str, data: Any) -> str:
         """The record itself has the wrong shape: say what a record is and what was found."""

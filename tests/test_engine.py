@@ -143,3 +143,19 @@ def test_missing_trailing_fields_take_their_defaults_and_factories() -> None:
     assert first == WithDefaults(1, Inner("a", 1))
     assert second == WithDefaults(2, Inner("b", 2), "none", [3])
     assert first.tags is not run(decoder, [[1, ["a", 1]]])[0].tags  # a new list each time
+
+
+def test_a_map_key_of_the_wrong_type_is_named_where_it_is() -> None:
+    @dataclasses.dataclass
+    class Keyed:
+        a: dict[str, int]
+
+    decoder = RecordDecoder(Keyed)
+    for record, reason in [
+        ({"a": {3: 4}}, "field `a`: a map key expected str, got int"),
+        ([{3: 4}], "field `a`: a map key expected str, got int"),
+        ({3: 4, "a": {}}, "a map key expected str, got int"),
+    ]:
+        with pytest.raises(RecordFailure) as caught:
+            one(decoder, record)
+        assert caught.value.reason == reason
