@@ -208,7 +208,7 @@ def records(
             try:
                 values = decode_run(run.data)
             except RecordFailure:
-                yield from _one_by_one(run, plan, skip)
+                yield from _one_by_one(run, plan, skip, limit)
                 continue
             if plan.convert is None and plan.mapper is None:
                 yield from values
@@ -314,7 +314,9 @@ def _shifted(run: Run, first: int, position: int) -> tuple[int, int]:
     return run.where(first + position)
 
 
-def _one_by_one(run: Run, plan: Plan, skip: SkipLog | None) -> Generator[Any, None, None]:
+def _one_by_one(
+    run: Run, plan: Plan, skip: SkipLog | None, limit: int
+) -> Generator[Any, None, None]:
     """A run with a bad record: decoded record by record, so that the first bad one is named
     with its field path, after the records before it were handed over (or, with ``skip``,
     logged and passed over, the rest handed over)."""
@@ -330,6 +332,12 @@ def _one_by_one(run: Run, plan: Plan, skip: SkipLog | None) -> Generator[Any, No
             error: ReaderError = (RecordError if failure.decodable else DecodeError)(
                 failure.reason, index=index, offset=offset
             )
+            if not failure.decodable:
+                # msgpack's skip takes a length it overflows (ext32 0xffffffff) for a whole
+                # value: what the record declares says what is really wrong.
+                excess = declared_excess(run.record(position)[:_HEAD_SIZE], limit)
+                if excess is not None:
+                    error = _too_large(f"{excess}, over max_record_size={limit}", index, offset)
             cause = failure.__cause__
         yield from _delivered(plan, good, functools.partial(_shifted, run, first), skip)
         if skip is None or not isinstance(error, RecordError):

@@ -31,12 +31,14 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import decimal
 import enum
 import itertools
 import operator
 import re
 import types
 import typing
+import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -61,6 +63,9 @@ _SHAPE = re.compile(r"^Expected `(array|object|array \| object|object \| array)`
 _GOT = re.compile(r"^(?P<expected>Expected `[^`]*`), got `[^`]*`$")
 _MISSING_KEY = re.compile(r"^Object missing required field `(?P<name>[^`]*)`$")
 _UNKNOWN_KEY = re.compile(r"^Object contains unknown field `(?P<name>[^`]*)`$")
+_EXPECTED = re.compile(r"^Expected `([^`]*)`")
+_NAMES = {"null": "None", "object": "map"}
+_BAD_TIMESTAMP = "Invalid MessagePack timestamp"
 _UNKNOWN: Any = object()
 _FACTORY: Any = type("DefaultFactory", (), {"__repr__": lambda self: "<default factory>"})()
 _PATH_SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+)\]|\[(\.\.\.)\]")
@@ -181,6 +186,31 @@ def _missing(value: Any) -> bool:
     return isinstance(value, type(dataclasses.MISSING))
 
 
+_DECODABLE: frozenset[Any] = frozenset(
+    {
+        type(None), bool, int, float, str, bytes, bytearray, object,
+        list, tuple, set, frozenset, dict,
+        datetime.datetime, datetime.date, datetime.time, datetime.timedelta,
+        uuid.UUID, decimal.Decimal, msgspec.Raw, msgspec.msgpack.Ext,
+    }
+)  # fmt: skip
+
+
+def _decodable(cls: type) -> bool:
+    """Whether msgspec decodes values of the class ``cls`` without a hook."""
+    return (
+        cls in _DECODABLE
+        or issubclass(cls, enum.Enum)
+        or typing.is_typeddict(cls)
+        or hasattr(cls, "__attrs_attrs__")
+    )
+
+
+def _hides_fields(tp: Any) -> bool:
+    """Whether ``tp`` is a dataclass with fields that ``__init__`` does not take."""
+    return _kind(tp) == "dataclass" and any(not f.init for f in dataclasses.fields(tp))
+
+
 def _is_fixed_tuple(tp: Any) -> bool:
     args = typing.get_args(tp)
     return typing.get_origin(tp) is tuple and bool(args) and Ellipsis not in args
@@ -240,15 +270,26 @@ class _Compiler:
             if origin is list:
                 return list[element], lambda v: [convert(x) for x in v]  # type: ignore[valid-type]
             return tuple[element, ...], lambda v: tuple(convert(x) for x in v)  # type: ignore[valid-type]
+        if annotation is not Any and isinstance(annotation, type) and not _decodable(annotation):
+            raise TypeError(
+                f"{annotation.__qualname__} is not a type a record can hold (no decoder for it)"
+            )
         return annotation, None
+
+    def _field(self, tp: Any, spec: FieldSpec) -> tuple[Any, Converter | None]:
+        try:
+            return self.wire(spec.annotation)
+        except TypeError as exc:
+            raise TypeError(f"field `{spec.name}` of {tp.__qualname__}: {exc}") from None
 
     def record(self, tp: Any) -> tuple[Any, Converter | None]:
         if tp in self.forms:
             return self.forms[tp]
         kind = _kind(tp)
         fields = record_fields(tp)
-        wired = [(f, *self.wire(f.annotation)) for f in fields]
-        changed = any(c is not None for _, _, c in wired)
+        wired = [(f, *self._field(tp, f)) for f in fields]
+        # msgspec would set a dataclass's init=False fields from a map: a generated form won't.
+        changed = any(c is not None for _, _, c in wired) or _hides_fields(tp)
         name = tp.__name__
         array_form: Any
         map_form: Any
@@ -452,7 +493,8 @@ class RecordDecoder:
             _kind(record_type) == "dataclass"
             and all(f.required for f in self.fields)
             and not forbid
-            and all(compiler.wire(f.annotation)[1] is None for f in self.fields)
+            and not _hides_fields(record_type)
+            and all(compiler._field(record_type, f)[1] is None for f in self.fields)
         ):
             # The common flat record: arrays decode to tuples, built with starmap in C.
             field_types: Any = tuple(f.annotation for f in self.fields)
@@ -483,7 +525,14 @@ class RecordDecoder:
         try:
             return self._finish([self._one(data)])[0]
         except msgspec.ValidationError as exc:
+            if str(exc).startswith(_BAD_TIMESTAMP):
+                # Not valid MessagePack, whatever the type: ext -1 is the timestamp.
+                reason = "an invalid timestamp extension (wrong length, or nanoseconds >= 10**9)"
+                raise RecordFailure(reason, decodable=False) from exc
             raise RecordFailure(self._phrase(str(exc), data)) from exc
+        except msgspec.DecodeError as exc:
+            # Framing took bytes for a whole record that the decoder finds cut off or broken.
+            raise RecordFailure(f"not valid MessagePack ({exc})", decodable=False) from exc
         except RecordFailure:
             raise
         except _HookFailure as exc:
@@ -520,6 +569,7 @@ class RecordDecoder:
             if found is not _UNKNOWN:
                 text = f"{got.group('expected')}, got {describe(found)}"
         field = _field_path(self.record_type, path) if self.fields else path
+        text = _EXPECTED.sub(_our_names, text)
         text = (text[:1].lower() + text[1:]).replace("`", "")
         if key:
             owner = f"field `{field}`: " if field else ""
@@ -554,6 +604,12 @@ _FAILURES = (
     RecordFailure,
     _HookFailure,
 )
+
+
+def _our_names(match: re.Match[str]) -> str:
+    """msgspec's ``Expected `int | null``` in Python's words: ``Expected `int | None```."""
+    names = (_NAMES.get(name, name) for name in match.group(1).split(" | "))
+    return f"Expected `{' | '.join(names)}`"
 
 
 def _field_path(record_type: Any, path: str) -> str:

@@ -93,9 +93,9 @@ def describe(value: object) -> str:
     if isinstance(code, int) and isinstance(data, (bytes, bytearray, memoryview)):
         return f"extension type {code} ({len(data)} bytes)"
     if isinstance(value, (list, tuple)):
-        return f"an array of {len(value)} values"
+        return f"an array of {len(value)} value{'' if len(value) == 1 else 's'}"
     if isinstance(value, dict):
-        return f"a map of {len(value)} entries"
+        return f"a map of {len(value)} entr{'y' if len(value) == 1 else 'ies'}"
     if value is None:
         return "None"
     text = repr(value)

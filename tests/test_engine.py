@@ -109,7 +109,10 @@ def test_every_record_kind(record_type: Any, records: list[Any], expected: list[
         ({"id": 1, "inner": {"name": "a", "level": "z"}, "tags": []}, "field `inner.level`"),
         ([1, ["a", "z"], []], "field `inner.level` expected int, got str"),
         ({"id": 1, "tags": []}, "field `inner` is missing"),
-        ([1, ["a", 2], [1, 2], None, 9], "expected an array or a map of 3 to 4 fields, found an array of 5 values"),
+        (
+            [1, ["a", 2], [1, 2], None, 9],
+            "expected an array or a map of 3 to 4 fields, found an array of 5 values",
+        ),
     ],
 )
 def test_a_bad_record_names_its_field_path(record: Any, reason: str) -> None:

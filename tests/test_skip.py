@@ -78,6 +78,20 @@ def test_each_kind_of_invalid_record_is_skippable(name: str) -> None:
     assert (reader.errors[0].index, reader.errors[0].offset) == (1, offsets[1])
 
 
+def test_maps_are_records_and_a_map_missing_a_key_is_skipped() -> None:
+    """A map with a key per field is read, not skipped; one without a field's key is."""
+    names = ["id", "process_id", "thread_id", "timestamp_ns", "line", "value", "filename", "path"]
+    keyed = [dict(zip(names, item.to_list(), strict=True)) for item in GOOD[:2]]
+    missing = {name: value for name, value in keyed[1].items() if name != "line"}
+    data, offsets = interleave([keyed[0], missing])
+    reader = StreamingReader(data, on_error="skip")
+    assert list(reader) == [GOOD[0], GOOD[0], *GOOD[1:]]
+    assert reader.skipped == 1
+    [error] = reader.errors
+    assert (error.index, error.offset) == (3, offsets[3])
+    assert error.reason == "field `line` is missing (a map without its key, and no default)"
+
+
 def test_only_the_first_100_errors_are_kept() -> None:
     data = pack_items(GOOD[:1]) + msgpack.packb("bad") * 150 + pack_items(GOOD[1:2])
     reader = StreamingReader(data, on_error="skip")
@@ -163,7 +177,7 @@ def test_cli_skip_invalid(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> 
     assert '"skipped": 2' in out
     assert err.splitlines() == [
         f"{path}: skipped 2 invalid records; the first: record 1 at byte {offsets[1]}: "
-        "expected an array of 8 fields, found str 'abcdefgh'"
+        "expected an array or a map of 8 fields, found str 'abcdefgh'"
     ]
     assert main(["read", str(path)]) == 1
     assert main(["dump", str(path), "--skip-invalid", "--limit", "1"]) == 0
