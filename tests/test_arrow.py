@@ -842,9 +842,7 @@ DAMAGES: dict[str, Damage] = {
     "7 values for 8 fields": Damage(replaced_by(lambda values: values[:7]), RecordError),
     "a map without `line`": Damage(
         replaced_by(
-            lambda values: {
-                k: v for k, v in zip(ITEM_FIELDS, values, strict=True) if k != "line"
-            }
+            lambda values: {k: v for k, v in zip(ITEM_FIELDS, values, strict=True) if k != "line"}
         ),
         RecordError,
         field="line",

@@ -114,7 +114,8 @@ def test_the_schema_of_nested_types() -> None:
     schema = arrow_schema(Node)
     assert schema.remove(schema.get_field_index("leaves")) == NODE
     leaves = schema.field("leaves").type
-    assert pa.types.is_list(leaves) and leaves.value_type == NODE.field("leaf").type
+    assert pa.types.is_list(leaves)
+    assert leaves.value_type == NODE.field("leaf").type
 
 
 @pytest.mark.parametrize("maps", [False, True], ids=["arrays", "maps"])
@@ -124,7 +125,8 @@ def test_nested_records_become_columns_from_either_shape(maps: bool) -> None:
     assert table.schema == arrow_schema(Node)
     rows = table.to_pylist()
     assert [row["id"] for row in rows] == list(range(7))
-    assert rows[0]["when"] == dt.datetime(2024, 1, 1, tzinfo=UTC) and rows[1]["when"] is None
+    assert rows[0]["when"] == dt.datetime(2024, 1, 1, tzinfo=UTC)
+    assert rows[1]["when"] is None
     assert [row["level"] for row in rows[:3]] == ["low", "high", "high"]
     assert rows[2]["tags"] == ["x", "x"]
     assert rows[3]["attrs"] == [("k", 3), ("n", None)]

@@ -36,7 +36,8 @@ def test_event_time_rounds_like_the_timestamp_extension(seconds: int, nanosecond
     stamp = msgpack.packb(["a", msgpack.Timestamp(seconds, nanoseconds)])
     (record,) = StreamingReader(stamp, Stamped)
     assert hooked == record.when
-    assert isinstance(hooked, dt.datetime) and hooked.tzinfo is UTC
+    assert isinstance(hooked, dt.datetime)
+    assert hooked.tzinfo is UTC
 
 
 def test_event_time_hook_passes_other_codes_through_as_ext() -> None:
