@@ -1032,7 +1032,7 @@ def test_arrow_refusal_in_a_nullable_field(
 
 class Count(NamedTuple):
     sensor: str
-    count: int | None
+    total: int | None
     ok: bool
 
 

@@ -50,31 +50,31 @@ class Node:
     leaves: list[Leaf]
 
 
-NODE = pa.schema(
-    [
-        pa.field("id", pa.int64(), nullable=False),
-        pa.field("when", pa.timestamp("us", tz="UTC")),
-        pa.field("level", pa.string(), nullable=False),
-        pa.field("rank", pa.int64(), nullable=False),
-        pa.field("kind", pa.string(), nullable=False),
-        pa.field("tags", pa.list_(pa.field("item", pa.string(), nullable=False)), nullable=False),
-        pa.field("attrs", pa.map_(pa.string(), pa.field("value", pa.int64())), nullable=False),
-        pa.field(
-            "leaf",
-            pa.struct(
-                [
-                    pa.field("name", pa.string(), nullable=False),
-                    pa.field(
-                        "scores",
-                        pa.list_(pa.field("item", pa.float64(), nullable=False)),
-                        nullable=False,
-                    ),
-                ]
-            ),
-            nullable=False,
+VALUE: Any = pa.field("value", pa.int64())  # a Field as item type: pyarrow takes it, stubs don't
+NODE_FIELDS: list[pa.Field[Any]] = [
+    pa.field("id", pa.int64(), nullable=False),
+    pa.field("when", pa.timestamp("us", tz="UTC")),
+    pa.field("level", pa.string(), nullable=False),
+    pa.field("rank", pa.int64(), nullable=False),
+    pa.field("kind", pa.string(), nullable=False),
+    pa.field("tags", pa.list_(pa.field("item", pa.string(), nullable=False)), nullable=False),
+    pa.field("attrs", pa.map_(pa.string(), VALUE), nullable=False),
+    pa.field(
+        "leaf",
+        pa.struct(
+            [
+                pa.field("name", pa.string(), nullable=False),
+                pa.field(
+                    "scores",
+                    pa.list_(pa.field("item", pa.float64(), nullable=False)),
+                    nullable=False,
+                ),
+            ]
         ),
-    ]
-)
+        nullable=False,
+    ),
+]
+NODE = pa.schema(NODE_FIELDS)
 
 
 def node(i: int) -> Node:

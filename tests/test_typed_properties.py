@@ -8,7 +8,7 @@ import contextlib
 import dataclasses
 import datetime as dt
 import enum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 
 import msgpack
 import msgspec
@@ -85,7 +85,13 @@ records = st.builds(
 )
 
 
-def wire(value: Any, as_array: st.DataObject) -> Any:
+class Draws(Protocol):
+    """What ``wire`` draws shapes from: hypothesis's ``data()``, or a fixed choice."""
+
+    def draw(self, strategy: Any) -> Any: ...
+
+
+def wire(value: Any, as_array: Draws) -> Any:
     """``value`` as an encoder would write it, each record an array or a map as drawn."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         fields = {f.name: wire(getattr(value, f.name), as_array) for f in dataclasses.fields(value)}
