@@ -162,3 +162,48 @@ def test_a_map_key_of_the_wrong_type_is_named_where_it_is() -> None:
         with pytest.raises(RecordFailure) as caught:
             one(decoder, record)
         assert caught.value.reason == reason
+
+
+@dataclasses.dataclass
+class Containers:
+    maybe: Inner | None
+    by_name: dict[str, Inner]
+    many: tuple[Inner, ...]
+    when: datetime.datetime | None = None
+
+
+def test_records_inside_unions_maps_and_tuples_in_either_shape() -> None:
+    decoder = RecordDecoder(Containers, ext_hook=lambda code, data: datetime.datetime(2000, 1, 1))
+    as_arrays = [["a", 1], {"k": ["b", 2]}, [["c", 3]], msgpack.ExtType(9, b"")]
+    as_maps = {
+        "maybe": {"name": "a", "level": 1},
+        "by_name": {"k": {"name": "b", "level": 2}},
+        "many": [{"name": "c", "level": 3}],
+        "when": msgpack.ExtType(9, b""),
+    }
+    expected = Containers(
+        Inner("a", 1), {"k": Inner("b", 2)}, (Inner("c", 3),), datetime.datetime(2000, 1, 1)
+    )
+    assert run(decoder, [as_arrays, as_maps]) == [expected, expected]
+    assert run(decoder, [[None, {}, []]]) == [Containers(None, {}, ())]
+
+
+def test_an_array_like_struct_reads_maps_too() -> None:
+    assert run(RecordDecoder(Compact), [{"a": 1}, {"a": 2, "b": "y"}, [3, "z"]]) == [
+        Compact(1),
+        Compact(2, "y"),
+        Compact(3, "z"),
+    ]
+
+
+def test_values_of_records_as_tuples() -> None:
+    @dataclasses.dataclass
+    class One:
+        inner: Inner
+
+    assert run(RecordDecoder(One, values=True), [[["a", 1]], {"inner": ["b", 2]}]) == [
+        (Inner("a", 1),),
+        (Inner("b", 2),),
+    ]
+    flat = RecordDecoder(Inner, values=True)
+    assert run(flat, [["a", 1], {"name": "b", "level": 2}]) == [("a", 1), ("b", 2)]
