@@ -296,6 +296,9 @@ def runs(chunks: ChunkSource, unpacker: msgpack.Unpacker, limit: int) -> Iterato
             carry = [memoryview(chunk)[cut:]] if cut < len(chunk) else []
             inspected = 0
         if failure is not None:
+            # A header before the failure that declares too much is the first thing wrong,
+            # however the bytes were split into reads; headers after it are never looked at.
+            _check_declared(carry, start, limit, index, tell() - start)
             raise _decode_error(failure, index, start) from failure
         if _tail_may_claim_too_much(chunk, read, tell(), limit):
             # Confirmed the slow way, so that a lookalike inside a value costs a look at the
@@ -463,20 +466,22 @@ def _tail_may_claim_too_much(chunk: Chunk, read: int, consumed: int, limit: int)
     return False
 
 
-def _check_declared(pieces: list[Chunk], start: int, limit: int, index: int) -> None:
-    """Refuse the unfinished record at ``start`` (``pieces`` are the bytes from it on) if its
-    headers declare more than ``limit``."""
-    excess = declared_excess(_head(pieces), limit)
+def _check_declared(
+    pieces: list[Chunk], start: int, limit: int, index: int, size: int = _HEAD_SIZE
+) -> None:
+    """Refuse the unfinished record at ``start`` (``pieces`` are the bytes from it on) if the
+    headers in its first ``size`` bytes declare more than ``limit``."""
+    excess = declared_excess(_head(pieces, min(size, _HEAD_SIZE)), limit)
     if excess is not None:
         raise _too_large(f"{excess}, over max_record_size={limit}", index, start)
 
 
-def _head(pieces: list[Chunk]) -> bytes:
-    """Up to ``_HEAD_SIZE`` bytes from the start of ``pieces``."""
+def _head(pieces: list[Chunk], size: int) -> bytes:
+    """Up to ``size`` bytes from the start of ``pieces``."""
     head = bytearray()
     for piece in pieces:
-        head += piece[: _HEAD_SIZE - len(head)]
-        if len(head) >= _HEAD_SIZE:
+        head += piece[: size - len(head)]
+        if len(head) >= size:
             break
     return bytes(head)
 

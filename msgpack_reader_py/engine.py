@@ -447,6 +447,32 @@ def _record_converter(
     return convert
 
 
+def _undecodable(decode: Callable[[Any], Any], data: Any) -> RecordFailure | None:
+    """Why ``data`` is not valid MessagePack, if it is not: decoded untyped, it fails."""
+    try:
+        decode(data)
+    except UnicodeDecodeError as exc:
+        reason = f"invalid UTF-8 in a str ({exc.reason} at position {exc.start})"
+        cause: BaseException = exc
+    except RecursionError as exc:
+        reason, cause = "nesting deeper than the decoder allows", exc
+    except msgspec.ValidationError as exc:
+        if not str(exc).startswith(_BAD_TIMESTAMP):  # pragma: no cover - untyped: only that
+            return None
+        reason = "an invalid timestamp extension (wrong length, or nanoseconds >= 10**9)"
+        cause = exc
+    except msgspec.DecodeError as exc:
+        # Framing took bytes for a whole record that the decoder finds cut off or broken.
+        reason, cause = f"not valid MessagePack ({exc})", exc
+    except (ValueError, TypeError):
+        return None  # valid MessagePack, only not hashable where a map key is
+    else:
+        return None
+    failure = RecordFailure(reason, decodable=False)
+    failure.__cause__ = cause
+    return failure
+
+
 class RecordDecoder:
     """Decodes runs of whole records of ``record_type`` (array- or map-shaped) in one call.
 
@@ -521,28 +547,25 @@ class RecordDecoder:
             raise RecordFailure(str(exc)) from exc
 
     def decode_one(self, data: Any) -> Any:
-        """One record from its bytes; ``RecordFailure`` names the field path and the value."""
+        """One record from its bytes; ``RecordFailure`` names the field path and the value.
+
+        A record that is not valid MessagePack (invalid UTF-8, a broken timestamp, nesting too
+        deep) fails as such (``decodable=False``) wherever that is in it, even when the typed
+        decode would have stopped at a field of the wrong type first: what is reported does
+        not depend on the order in which msgspec looks at things.
+        """
         try:
             return self._finish([self._one(data)])[0]
-        except msgspec.ValidationError as exc:
-            if str(exc).startswith(_BAD_TIMESTAMP):
-                # Not valid MessagePack, whatever the type: ext -1 is the timestamp.
-                reason = "an invalid timestamp extension (wrong length, or nanoseconds >= 10**9)"
-                raise RecordFailure(reason, decodable=False) from exc
-            raise RecordFailure(self._phrase(str(exc), data)) from exc
-        except msgspec.DecodeError as exc:
-            # Framing took bytes for a whole record that the decoder finds cut off or broken.
-            raise RecordFailure(f"not valid MessagePack ({exc})", decodable=False) from exc
         except RecordFailure:
             raise
         except _HookFailure as exc:
             raise RecordFailure(exc.reason) from exc.__cause__
-        except UnicodeDecodeError as exc:
-            reason = f"invalid UTF-8 in a str ({exc.reason} at position {exc.start})"
-            raise RecordFailure(reason, decodable=False) from exc
-        except RecursionError as exc:
-            raise RecordFailure("nesting deeper than the decoder allows", decodable=False) from exc
-        except (msgspec.MsgspecError, ValueError, TypeError) as exc:
+        except (msgspec.MsgspecError, ValueError, TypeError, RecursionError) as exc:
+            broken = _undecodable(self._plain, data)
+            if broken is not None:
+                raise broken from broken.__cause__
+            if isinstance(exc, msgspec.ValidationError):
+                raise RecordFailure(self._phrase(str(exc), data)) from exc
             raise RecordFailure(f"{type(exc).__name__}: {exc}") from exc
 
     def _phrase(self, message: str, data: Any) -> str:
