@@ -260,6 +260,11 @@ class Decoded:
     values: list[Any]
     starts: list[int]  # one more than values: where the value after the last one starts
     tail: Tail  # the stream's clean end, an unfinished value, invalid bytes, a refused header
+    framed: int = 0  # with tail "undecodable": the length of the value that does not decode
+    # With tail "undecodable": msgspec finds that value cut short, so its headers declare more
+    # than ``framed`` (msgpack's skip took ``ext32 0xffffffff`` for a complete value).
+    cut_short: bool = False
+    size: int = 0  # the stream's length
 
 
 def decode_independently(data: bytes, config: Config) -> Decoded:
@@ -284,6 +289,8 @@ def decode_independently(data: bytes, config: Config) -> Decoded:
     values: list[Any] = []
     starts: list[int] = []
     tail: Tail
+    framed = 0
+    cut_short = False
     while True:
         start = unpacker.tell()
         starts.append(start)
@@ -298,13 +305,16 @@ def decode_independently(data: bytes, config: Config) -> Decoded:
             break
         try:
             values.append(_ANY(data[start : unpacker.tell()]))
-        except (msgspec.MsgspecError, ValueError, RecursionError):
-            # Framed, but not valid MessagePack: invalid UTF-8, a timestamp, nesting.
+        except (msgspec.MsgspecError, ValueError, RecursionError) as exc:
+            # Framed, but not valid MessagePack: invalid UTF-8, a timestamp, nesting, or
+            # declared lengths the stream does not hold.
             tail = "undecodable"
+            framed = unpacker.tell() - start
+            cut_short = str(exc) == "Input data was truncated"
             break
         except TypeError:
             values.append(_UNHASHABLE)  # a map key that is a map: no record of any type
-    return Decoded(values, starts, tail)
+    return Decoded(values, starts, tail, framed, cut_short, len(data))
 
 
 _ANY = msgspec.msgpack.Decoder().decode
@@ -328,7 +338,13 @@ def allowed_errors(decoded: Decoded, index: int, config: Config) -> set[type[Rea
     if decoded.tail == "invalid":
         return {DecodeError, RecordTooLargeError}
     if decoded.tail == "undecodable":
-        return {DecodeError, RecordTooLargeError}
+        if decoded.cut_short:
+            # Its headers declare more than the rest of the stream: surely over the limit if
+            # that rest is, else a DecodeError unless what they declare is over it.
+            rest = decoded.size - decoded.starts[index]
+            return {RecordTooLargeError} if rest >= limit else {DecodeError, RecordTooLargeError}
+        # Framed whole: too large only if it is, else a DecodeError wherever the fault lies.
+        return {DecodeError, RecordTooLargeError} if decoded.framed > limit else {DecodeError}
     return set()  # the clean end of the stream: no error
 
 
@@ -602,6 +618,12 @@ def test_the_independent_decode_locates_each_kind_of_tail() -> None:
         assert decoded.tail == kind, tail
         assert len(decoded.values) == 2
         assert decoded.starts[2] == len(good)
+    # Framed but not decodable: a DecodeError, unless what it declares is over the limit.
+    bad_utf8 = decode_independently(good + b"\x91\xa1\xff", ITEM)
+    assert allowed_errors(bad_utf8, 2, ITEM) == {DecodeError}
+    cut = decode_independently(good + b"\xc9\xff\xff\xff\xff\x01" + bytes(SMALL_LIMIT), ITEM)
+    assert (cut.tail, cut.cut_short) == ("undecodable", True)
+    assert allowed_errors(cut, 2, ITEM) == {RecordTooLargeError}
     # A map is a value like any other: whether it is a record is is_record's to say.
     assert decode_independently(good + b"\x81\x01\x02", ITEM).tail == "end"
     assert not ITEM.is_record({1: 2})
