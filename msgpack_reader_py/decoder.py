@@ -22,6 +22,7 @@ record as decoded, with no type.
 from __future__ import annotations
 
 import functools
+import itertools
 import operator
 from collections.abc import Callable, Generator, Iterator
 from typing import Any, Protocol, TypeVar
@@ -29,7 +30,7 @@ from typing import Any, Protocol, TypeVar
 import msgpack
 
 from . import sniff
-from .engine import ExtHook, RecordDecoder, RecordFailure
+from .engine import ExtHook, RecordFailure, record_decoder
 from .errors import DecodeError, ReaderError, RecordError, RecordTooLargeError, TruncatedStreamError
 from .wire import declared_excess
 
@@ -50,6 +51,8 @@ _CONVERSION_ERRORS = (TypeError, ValueError, KeyError, IndexError)
 _HEAD_SIZE = 64 * 1024  # how much of an unfinished record is read for the sizes it declares
 _RUN_HEADER = b"\xdd"  # array 32: the count of a run's records, before their bytes
 _E = TypeVar("_E", bound=ReaderError)
+_second = operator.itemgetter(1)
+_SMALL_BATCH = 16  # fewer records than this are left to skip one at a time
 
 
 class ChunkSource(Protocol):
@@ -114,7 +117,7 @@ class Plan:
     ) -> None:
         self.mapper = mapper
         self.convert = convert
-        self.decoder = RecordDecoder(
+        self.decoder = record_decoder(
             Any if mapper is not None else record_type,
             ext_hook=ext_hook,
             forbid_unknown_keys=forbid_unknown_keys,
@@ -142,50 +145,60 @@ class SkipLog:
 
 
 class Run:
-    """Consecutive complete records, as framed: their bytes and where each ends."""
+    """Consecutive complete records, as framed: their bytes, and where they start and end."""
 
-    __slots__ = ("_ends", "data", "index", "marks", "start")
+    __slots__ = ("_ends", "count", "data", "end", "index", "start")
 
-    def __init__(self, index: int, start: int, marks: list[tuple[None, int]], data: bytes):
+    def __init__(self, index: int, start: int, count: int, end: int, data: bytes) -> None:
         self.index = index
         """The first record's index in the stream."""
         self.start = start
         """Where the first record starts (a stream offset)."""
-        self.marks = marks
-        """``(None, end)`` per record, as framing collected them: where each record ends."""
+        self.count = count
+        """How many records the run holds."""
+        self.end = end
+        """Where the last record ends."""
         self.data = data
         """An array header for the records' count, then the records' bytes."""
         self._ends: list[int] | None = None
 
     def __len__(self) -> int:
-        return len(self.marks)
-
-    @property
-    def end(self) -> int:
-        """Where the last record ends."""
-        return self.marks[-1][1]
+        return self.count
 
     def ends(self) -> list[int]:
-        """Where the run starts, then where each record ends: built only when needed."""
+        """Where each record ends. Framing counts records without noting each one's end: the
+        ends are found again, only for a run that needs them (one with an error in it)."""
         if self._ends is None:
-            self._ends = [self.start, *map(operator.itemgetter(1), self.marks)]
+            self._ends = _record_ends(memoryview(self.data)[5:], self.start, self.count)
         return self._ends
+
+    def offset(self, position: int) -> int:
+        """Where the run's record at ``position`` starts."""
+        return self.ends()[position - 1] if position else self.start
 
     def where(self, position: int) -> tuple[int, int]:
         """The index and offset of the run's record at ``position``."""
-        return self.index + position, self.ends()[position]
+        return self.index + position, self.offset(position)
 
     def record(self, position: int) -> memoryview:
         """The bytes of the run's record at ``position``."""
-        ends = self.ends()
         base = self.start - len(_RUN_HEADER) - 4
-        return memoryview(self.data)[ends[position] - base : ends[position + 1] - base]
+        return memoryview(self.data)[self.offset(position) - base : self.ends()[position] - base]
 
     def first(self, count: int) -> Run:
         """A run of the first ``count`` records."""
-        size = self.ends()[count] - self.start
-        data = _RUN_HEADER + count.to_bytes(4, "big") + self.data[5 : 5 + size]
-        return Run(self.index, self.start, self.marks[:count], data)
+        end = self.offset(count)
+        data = _RUN_HEADER + count.to_bytes(4, "big") + self.data[5 : 5 + end - self.start]
+        return Run(self.index, self.start, count, end, data)
+
+
+def _record_ends(data: Chunk, start: int, count: int) -> list[int]:
+    """Where each of the first ``count`` records of ``data`` ends; ``data`` starts at stream
+    offset ``start`` with a record, and holds at least ``count`` complete ones."""
+    unpacker = msgpack.Unpacker(max_buffer_size=max(len(data), 1))
+    unpacker.feed(data)
+    framed = zip(iter(unpacker.skip, 1), iter(unpacker.tell, -1), strict=False)
+    return [start + end for end in itertools.islice(map(_second, framed), count)]
 
 
 def records(
@@ -194,8 +207,11 @@ def records(
     plan: Plan,
     limit: int,
     skip: SkipLog | None = None,
-) -> Generator[Any, None, None]:
-    """Yield the records of ``chunks``; raise a located ``ReaderError`` for broken data.
+) -> Generator[list[Any], None, None]:
+    """Yield the records of ``chunks`` in lists, one or more per run (or the converter's
+    objects, a list of one each); raise a located ``ReaderError`` for broken data, after the
+    records before it. ``itertools.chain.from_iterable`` makes them one stream of records:
+    then a record costs no generator step.
 
     With ``skip``, records that are valid MessagePack but not records of the type
     (``RecordError``) are passed over and logged there instead of raised.
@@ -211,7 +227,7 @@ def records(
                 yield from _one_by_one(run, plan, skip, limit)
                 continue
             if plan.convert is None and plan.mapper is None:
-                yield from values
+                yield values
             else:
                 yield from _delivered(plan, values, functools.partial(_shifted, run, 0), skip)
     except ReaderError as exc:
@@ -233,6 +249,7 @@ def runs(chunks: ChunkSource, unpacker: msgpack.Unpacker, limit: int) -> Iterato
     start = 0  # where the next record starts
     carry: list[Chunk] = []  # the bytes read from ``start`` on
     inspected = 0  # how many of the unfinished record's first bytes were read for sizes
+    skipped: list[None] = []  # what skip returns, to count the records of a batch
     chunk_iterator = iter(chunks)
     while True:
         try:
@@ -246,16 +263,36 @@ def runs(chunks: ChunkSource, unpacker: msgpack.Unpacker, limit: int) -> Iterato
             raise kind(exc.reason, index=index, offset=start) from exc.__cause__
         read = chunks.bytes_read
         feed(chunk)
-        marks: list[tuple[None, int]] = []
+        count = 0  # records completed in this chunk
+        end = start  # where the last of them ends
         failure: Exception | None = None
+        # Most of the chunk's records are skipped in batches that surely end before the
+        # chunk does (half of what the records' average size says is left), with one look at
+        # where each batch ends. The last few are skipped one at a time, noting where each
+        # ends: the unpacker's position is a record's end only after a skip that succeeds.
+        average = start // index if index else 0
+        ends: list[int] = []
         try:
-            # (None, end) per record: C code calls skip and tell in turn until one fails.
-            marks.extend(zip(iter(skip, 1), iter(tell, -1), strict=False))
+            while average and (batch := (read - end) // (2 * average)) >= _SMALL_BATCH:
+                skipped.clear()
+                try:
+                    skipped.extend(itertools.islice(iter(skip, 1), batch))
+                finally:
+                    if skipped and len(skipped) < batch:  # a batch cut short by an exception
+                        whole = b"".join([*carry, chunk])[end - start :]
+                        end = _record_ends(whole, end, len(skipped))[-1]
+                        count += len(skipped)
+                count += batch
+                end = tell()
+            ends.extend(map(_second, zip(iter(skip, 1), iter(tell, -1), strict=False)))
         except msgpack.OutOfData:
             pass
         except (msgpack.UnpackException, ValueError) as exc:
             failure = exc
-        if not marks:
+        if ends:
+            count += len(ends)
+            end = ends[-1]
+        if not count:
             carry.append(chunk)
             if failure is None:
                 # No record finished in this chunk: a large record, or a hostile header. Its
@@ -273,14 +310,13 @@ def runs(chunks: ChunkSource, unpacker: msgpack.Unpacker, limit: int) -> Iterato
                     )
                 continue
         else:
-            end = marks[-1][1]
             cut = end - (read - len(chunk))
-            header = _RUN_HEADER + len(marks).to_bytes(4, "big")
-            run = Run(index, start, marks, b"".join([header, *carry, chunk[:cut]]))
+            header = _RUN_HEADER + count.to_bytes(4, "big")
+            run = Run(index, start, count, end, b"".join([header, *carry, chunk[:cut]]))
             if end - start > limit:
                 # Only then can a record of this run be over the limit.
                 ends = run.ends()
-                sizes = list(map(operator.sub, ends[1:], ends[:-1]))
+                sizes = list(map(operator.sub, ends, [start, *ends[:-1]]))
                 over = next((p for p, size in enumerate(sizes) if size > limit), None)
                 if over is not None:
                     if over:
@@ -288,10 +324,10 @@ def runs(chunks: ChunkSource, unpacker: msgpack.Unpacker, limit: int) -> Iterato
                     raise _too_large(
                         f"{sizes[over]} bytes, over max_record_size={limit}",
                         index + over,
-                        ends[over],
+                        run.offset(over),
                     )
             yield run
-            index += len(marks)
+            index += count
             start = end
             carry = [memoryview(chunk)[cut:]] if cut < len(chunk) else []
             inspected = 0
@@ -319,7 +355,7 @@ def _shifted(run: Run, first: int, position: int) -> tuple[int, int]:
 
 def _one_by_one(
     run: Run, plan: Plan, skip: SkipLog | None, limit: int
-) -> Generator[Any, None, None]:
+) -> Generator[list[Any], None, None]:
     """A run with a bad record: decoded record by record, so that the first bad one is named
     with its field path, after the records before it were handed over (or, with ``skip``,
     logged and passed over, the rest handed over)."""
@@ -356,10 +392,11 @@ def _delivered(
     values: list[Any],
     where: Callable[[int], tuple[int, int]],
     skip: SkipLog | None,
-) -> Generator[Any, None, None]:
-    """What the plan makes of decoded records: the records themselves, the converter's
-    batches, or the mapper's results. A record the converter or mapper refuses is located
-    (``where(position)`` is its index and offset) and raised, or, with ``skip``, logged."""
+) -> Generator[list[Any], None, None]:
+    """What the plan makes of decoded records, in lists: the records themselves, the
+    converter's batches, or the mapper's results. A record the converter or mapper refuses is
+    located (``where(position)`` is its index and offset) and raised, or, with ``skip``,
+    logged."""
     if not values:
         return
     if plan.convert is not None:
@@ -367,7 +404,7 @@ def _delivered(
     elif plan.mapper is not None:
         yield from _mapped(plan.mapper, values, where, skip)
     else:
-        yield from values
+        yield values
 
 
 def _mapped(
@@ -375,21 +412,32 @@ def _mapped(
     values: list[Any],
     where: Callable[[int], tuple[int, int]],
     skip: SkipLog | None,
-) -> Generator[Any, None, None]:
+) -> Generator[list[Any], None, None]:
+    mapped: list[Any] = []
     pending = iter(values)
     while True:
         try:
-            yield from map(mapper, pending)
-        except _CONVERSION_ERRORS as exc:
+            mapped.extend(map(mapper, pending))
+        except Exception as exc:
+            if not isinstance(exc, _CONVERSION_ERRORS):
+                # A bug of the mapper's own, not bad data: raised as it is, after the records
+                # before it.
+                if mapped:
+                    yield mapped
+                raise
             position = len(values) - operator.length_hint(pending) - 1
             name = getattr(mapper, "__qualname__", "the mapper")
             reason = f"cannot build a record with {name}: {type(exc).__name__}: {exc}"
             index, offset = where(position)
             error = RecordError(reason, index=index, offset=offset)
             if skip is None:
+                if mapped:
+                    yield mapped
                 raise error from exc
             skip.add(error)  # and go on with the rest of the batch
             continue
+        if mapped:
+            yield mapped
         return
 
 
@@ -409,7 +457,7 @@ def _converted(
     values: list[Any],
     where: Callable[[int], tuple[int, int]],
     skip: SkipLog | None,
-) -> Generator[Any, None, None]:
+) -> Generator[list[Any], None, None]:
     """``values`` converted in as few calls as the converter allows. A record it refuses is
     located (``where(position)`` is its index and offset) and raised after the records before
     it were converted, or, with ``skip``, logged and passed over."""
@@ -425,10 +473,10 @@ def _converted(
             position, reason = found
             cause: Exception = exc
         else:
-            yield converted
+            yield [converted]
             return
         if position:
-            yield convert(rest[:position])
+            yield [convert(rest[:position])]
         record_index, offset = where(start + position)
         error = RecordError(reason, index=record_index, offset=offset)
         if skip is None:

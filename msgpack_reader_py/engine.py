@@ -33,6 +33,7 @@ import dataclasses
 import datetime
 import decimal
 import enum
+import functools
 import itertools
 import operator
 import re
@@ -52,6 +53,7 @@ __all__ = [
     "RecordDecoder",
     "RecordFailure",
     "plain_values",
+    "record_decoder",
     "record_fields",
     "record_kind",
 ]
@@ -227,6 +229,9 @@ class _Compiler:
         self.ext_hook = ext_hook
         self.forbid = forbid_unknown_keys
         self.forms: dict[Any, tuple[Any, Converter | None]] = {}
+        self.made: dict[Any, list[int]] = {}
+        """For a type decoded from arrays as itself: how many values its generated map form
+        has made (a count that only grows), so that a run with none needs no look at each."""
 
     def wire(self, annotation: Any) -> tuple[Any, Converter | None]:
         """The type msgspec decodes in place of ``annotation``, and the converter from what it
@@ -298,11 +303,15 @@ class _Compiler:
         else:
             # A NamedTuple form leaves the union's one Struct for the map form.
             array_form = _namedtuple_form(f"{name}AsArray", wired)
+        namespace: dict[str, Any] = {}
+        if array_form is tp:
+            made = self.made[tp] = [0]
+            namespace["__post_init__"] = lambda _: operator.setitem(made, 0, made[0] + 1)
         if kind in ("dataclass", "struct") and not changed and not self.forbid:
             map_form = tp
         elif isinstance(array_form, type) and issubclass(array_form, msgspec.Struct):
             map_form = dataclasses.make_dataclass(
-                f"{name}AsMap", [_dataclass_field(f, t) for f, t, _ in wired]
+                f"{name}AsMap", [_dataclass_field(f, t) for f, t, _ in wired], namespace=namespace
             )
         else:
             map_form = msgspec.defstruct(
@@ -310,6 +319,7 @@ class _Compiler:
                 [_struct_field(f, t) for f, t, _ in wired],
                 rename={f.name: f.wire_name for f in fields},
                 forbid_unknown_fields=self.forbid,
+                namespace=namespace,
             )
         converters = {f.name: c for f, _, c in wired if c is not None}
         converter = _record_converter(tp, kind, fields, (array_form, map_form), converters)
@@ -494,6 +504,7 @@ class RecordDecoder:
         hook = None if ext_hook is None else _guarded(ext_hook)
         self._plain = msgspec.msgpack.Decoder().decode  # for error messages: no hook to fail
         self._finish: Callable[[list[Any]], list[Any]]
+        self._made: list[int] | None = None
         if record_type is Any:
             self.fields: list[FieldSpec] = []
             wire: Any = Any
@@ -528,6 +539,7 @@ class RecordDecoder:
             wire = typing.Union[as_tuple, record_type]  # noqa: UP007
             return wire, _flat_finisher(record_type, names if values else None)
         wire, convert = compiler.record(record_type)
+        self._made = compiler.made.get(record_type)
         finish = _finisher(record_type, convert)
         if values and _kind(record_type) in ("dataclass", "struct", "array_struct"):
             get = operator.attrgetter(*names)
@@ -542,7 +554,13 @@ class RecordDecoder:
         Raises ``RecordFailure`` without saying which record (see :meth:`decode_one`).
         """
         try:
-            return self._finish(self._run(data))
+            made = self._made
+            if made is None:
+                return self._finish(self._run(data))
+            before = made[0]
+            decoded = self._run(data)
+            # Decoded from arrays only, the run holds nothing but records already.
+            return decoded if made[0] == before else self._finish(decoded)
         except _FAILURES as exc:
             raise RecordFailure(str(exc)) from exc
 
@@ -677,6 +695,34 @@ def _unwrap(tp: Any) -> Any:
 _KEPT_AS_THEY_ARE = (datetime.datetime, bytes, bytearray, memoryview)
 
 
+def record_decoder(
+    record_type: Any,
+    *,
+    ext_hook: ExtHook | None = None,
+    forbid_unknown_keys: bool = False,
+    values: bool = False,
+) -> RecordDecoder:
+    """A :class:`RecordDecoder`, made once per set of arguments and then shared: compiling a
+    record type (generating its wire forms, making msgspec's decoders) can cost more than
+    reading a small stream. A decoder holds no state between calls."""
+    try:
+        hash((record_type, ext_hook))
+    except TypeError:
+        pass  # an unhashable hook or type (a generic alias of one): made each time
+    else:
+        return _shared_decoder(record_type, ext_hook, forbid_unknown_keys, values)
+    return RecordDecoder(
+        record_type, ext_hook=ext_hook, forbid_unknown_keys=forbid_unknown_keys, values=values
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _shared_decoder(
+    record_type: Any, ext_hook: ExtHook | None, forbid: bool, values: bool
+) -> RecordDecoder:
+    return RecordDecoder(record_type, ext_hook=ext_hook, forbid_unknown_keys=forbid, values=values)
+
+
 def plain_values(rows: list[Any]) -> list[Any]:
     """``rows`` with every nested record made a dict keyed by its map keys, every ``Enum`` its
     value, every NamedTuple a tuple: what pyarrow builds struct, list and map columns from.
@@ -716,13 +762,25 @@ def _flat_finisher(record_type: type, names: list[str] | None) -> Callable[[list
         return values
 
     def finish(decoded: list[Any]) -> list[Any]:
-        kinds = set(map(type, decoded))
-        if kinds == {tuple}:
-            return list(itertools.starmap(record_type, decoded))
-        if kinds <= {record_type}:
-            return decoded
-        return [record_type(*v) if type(v) is tuple else v for v in decoded]
+        if not decoded or type(decoded[0]) is not tuple or iterable:
+            if set(map(type, decoded)) <= {record_type}:
+                return decoded
+            return [record_type(*v) if type(v) is tuple else v for v in decoded]
+        # Arrays, most likely all of them: starmap goes on until a record decoded from a map,
+        # which it cannot unpack (the type is not iterable), and which is taken as it is.
+        records: list[Any] = []
+        pending = iter(decoded)
+        while True:
+            try:
+                records.extend(itertools.starmap(record_type, pending))
+            except TypeError:
+                if type(decoded[len(records)]) is tuple:
+                    raise  # from the type's own __init__
+                records.append(decoded[len(records)])
+                continue
+            return records
 
+    iterable = hasattr(record_type, "__iter__")
     return finish
 
 

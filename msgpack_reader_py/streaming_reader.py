@@ -11,6 +11,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import io
+import itertools
 import lzma
 import os
 import typing
@@ -382,7 +383,8 @@ class SourceReader(Generic[T]):
     max_record_size: int
     _source: _Chunks
     _skipped: SkipLog | None
-    _records: Generator[T, None, None]
+    _batches: Generator[list[Any], None, None]
+    _records: Iterator[T]
     _closed: bool
 
     def _start(
@@ -395,11 +397,11 @@ class SourceReader(Generic[T]):
         max_record_size: int,
         read_size: int,
         decompress: bool,
-    ) -> Generator[Any, None, None]:
-        """Open ``source`` and return the generator of what ``plan`` makes of its records.
+    ) -> Iterator[Any]:
+        """Open ``source`` and return the iterator of what ``plan`` makes of its records.
 
         Everything decided once per stream is decided here: the options are checked, the
-        source opened, the decoder and its limits made. A subclass keeps the generator, or
+        source opened, the decoder and its limits made. A subclass keeps the iterator, or
         wraps it, as ``_records``: what iterating the reader yields.
         """
         check_on_error(on_error)
@@ -411,10 +413,12 @@ class SourceReader(Generic[T]):
         unpacker = msgpack.Unpacker(**unpacker_options(max_record_size, read_size))
         self._skipped = SkipLog() if on_error == "skip" else None
         self._closed = False
-        return records(self._source, unpacker, plan, max_record_size, self._skipped)
+        self._batches = records(self._source, unpacker, plan, max_record_size, self._skipped)
+        # Records are handed over in lists: chain steps through each in C.
+        return itertools.chain.from_iterable(self._batches)
 
     def __iter__(self) -> Iterator[T]:
-        # The generator itself, not ``self``: a ``for`` loop then resumes it directly instead
+        # The iterator itself, not ``self``: a ``for`` loop then steps it directly instead
         # of paying for a Python-level ``__next__`` call per record.
         if self._closed:
             raise ValueError(f"I/O operation on a closed {type(self).__name__}")
@@ -441,7 +445,7 @@ class SourceReader(Generic[T]):
         if self._closed:
             return
         self._closed = True
-        self._records.close()
+        self._batches.close()
         self._source.close()
 
     @property

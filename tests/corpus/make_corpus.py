@@ -98,8 +98,9 @@ def as_read(value: Any) -> Any:
     tuples), timestamps as ``datetime``, other extension types as ``Shown``."""
     if isinstance(value, Timestamp):
         # Nanoseconds rounded half up to microseconds, as the reader documents.
-        micro = (value.nanoseconds + 500) // 1000
-        return EPOCH + datetime.timedelta(seconds=value.seconds, microseconds=micro)
+        seconds, nanoseconds = divmod(value.to_unix_nano(), 10**9)
+        micro = (nanoseconds + 500) // 1000
+        return EPOCH + datetime.timedelta(seconds=seconds, microseconds=micro)
     if isinstance(value, ExtType):
         return Shown(value.code, value.data)
     if isinstance(value, (list, tuple)):
