@@ -10,10 +10,12 @@ through a union of two *wire forms*:
 - the array form: the type itself when it decodes from arrays (an ``array_like`` Struct, a
   NamedTuple) and nothing in it had to change; for a flat dataclass without defaults a plain
   ``tuple[...]`` of its field types (built afterwards with ``starmap``, in C); otherwise a
-  generated ``array_like`` Struct with the same fields, defaults and rewritten field types
-  (``forbid_unknown_fields``, so an array with extra values is refused);
+  generated NamedTuple with the same fields, defaults and rewritten field types (msgspec
+  refuses an array with more values than it has fields);
 - the map form: the type itself when it decodes from maps (a dataclass, a plain Struct) and
-  nothing in it had to change; otherwise a generated dataclass keyed by the wire names.
+  nothing in it had to change; otherwise a generated dataclass keyed by the wire names (when
+  the array form is a Struct: a union holds one) or a generated Struct that renames its fields
+  to the wire names.
 
 A field type is rewritten when it mentions a record type (which becomes the union of its two
 forms) or, with an ``ext_hook``, a ``datetime`` (msgspec hands an extension other than the
