@@ -523,6 +523,7 @@ class StreamingReader(SourceReader[T]):
             maps, ``datetime`` for the timestamp extension, ``msgspec.msgpack.Ext`` for other
             extensions), instead of building a ``record_type``; a ``TypeError``,
             ``ValueError``, ``KeyError`` or ``IndexError`` it raises becomes a ``RecordError``.
+            It is called on a whole chunk's records before the first of them is handed over.
         ext_hook: ``ext_hook(code, data) -> value`` turns extension types other than the
             timestamp (-1) into values, as in msgpack and msgspec; it is called where a field
             accepts ``Any`` or ``datetime``, so that a field annotated ``datetime`` can take
