@@ -4,9 +4,9 @@
 
 The file is written once (one block of reference-style records, repeated), read once to warm
 the page cache, then each measurement runs in a fresh process so that its peak RSS (``VmHWM``)
-is its own: the I/O floor (a plain ``read(1 << 20)`` loop), the reader as ``msgpack-reader
-read`` runs it (``validate=True``), and the reader with default options. Each is repeated and
-the median kept; the JSON feeds ``benchmarks/report.py``.
+is its own: the I/O floor (a plain ``read(1 << 20)`` loop) and the reader with default options,
+which is also how ``msgpack-reader read`` runs it (every record validated; there is no other
+mode). Each is repeated and the median kept; the JSON feeds ``benchmarks/report.py``.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from msgpack_reader_py import StreamingReader, get_iter, pack_items
 from msgpack_reader_py.streaming_reader_bench import write_result
 
 BLOCK_RECORDS = 100_000
-MEASUREMENTS = ("io_floor", "cli_read", "default_read")
+MEASUREMENTS = ("io_floor", "read")
 
 
 def write_stream(path: Path, size: int) -> tuple[int, int]:
@@ -56,7 +56,7 @@ def measure(kind: str, path: str) -> dict[str, Any]:
             while chunk := stream.read(1 << 20):
                 size += len(chunk)
     else:
-        with StreamingReader(path, validate=kind == "cli_read") as reader:
+        with StreamingReader(path) as reader:
             for item in reader:
                 records += 1
                 sum_of_ids += item.id
@@ -118,10 +118,9 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.repeat):
             for kind in MEASUREMENTS:  # interleaved, so drift hits every kind alike
                 runs[kind].append(run_in_subprocess(kind, path))
-        for kind in ("cli_read", "default_read"):
-            for run in runs[kind]:
-                if (run["records"], run["sum_of_ids"]) != (records, sum_of_ids):
-                    raise SystemExit(f"{kind}: read {run['records']} records, wrote {records}")
+        for run in runs["read"]:
+            if (run["records"], run["sum_of_ids"]) != (records, sum_of_ids):
+                raise SystemExit(f"read: read {run['records']} records, wrote {records}")
         result = {
             "file_bytes": path.stat().st_size,
             "records": records,

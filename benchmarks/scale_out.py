@@ -9,7 +9,7 @@ interleaved ``--repeat`` times so that drift on a shared machine hits each alike
 - ``single_process_dataframe``: the same ``read_dataframe`` aggregate on Dask's synchronous
   scheduler: one process reads the files in turn, each exactly as a partition is read;
 - ``single_process_reader``: one process reads the files in turn with ``StreamingReader``
-  (``validate=True``, the checks ``read_dataframe`` makes) and keeps running sums;
+  (every record validated, as ``read_dataframe`` validates) and keeps running sums;
 - ``dask_local_cluster``: ``read_dataframe`` on a ``distributed.LocalCluster`` of
   ``--workers`` worker processes, one thread each, started once before timing (as a real
   cluster is); its start-up time is reported apart.
@@ -62,7 +62,7 @@ def single_process_reader(pattern: str) -> Aggregate:
     count = sum_of_ids = 0
     sum_of_values = 0.0
     for file in open_files(pattern):
-        with file as stream, StreamingReader(stream, validate=True) as reader:
+        with file as stream, StreamingReader(stream) as reader:
             for item in reader:
                 count += 1
                 sum_of_ids += item.id

@@ -14,6 +14,7 @@ import sys
 import termios
 import time
 from pathlib import Path
+from typing import Any
 
 import msgpack
 import pytest
@@ -287,7 +288,11 @@ def test_console_script_errors(tmp_path: Path) -> None:
     assert_one_error_line(result.stderr)
 
 
-HEAVY = ("pyperf", "matplotlib", "msgspec", "numpy", "hypothesis", "benchmarks")
+# msgspec is not here: it is a core dependency, which decodes every record.
+HEAVY = (
+    *("pyperf", "matplotlib", "numpy", "hypothesis", "benchmarks"),
+    *("pyarrow", "tqdm", "pandas", "dask", "distributed", "fsspec", "zstandard"),
+)
 
 
 def test_import_and_help_load_no_bench_or_optional_dependency() -> None:
@@ -317,6 +322,15 @@ GOOD = pack_items(GOOD_ITEMS)
 BAD_AT = len(GOOD)  # the failing record is record 3, at this byte
 DEFAULT_LIMIT = 100 * 1024 * 1024
 
+
+def as_map(item: Item) -> dict[str, Any]:
+    return {field: getattr(item, field) for field in Item.__dataclass_fields__}
+
+
+def without_line(item: Item) -> dict[str, Any]:
+    return {field: value for field, value in as_map(item).items() if field != "line"}
+
+
 # name -> (the file's bytes, what the error line says after "error: <path>: ")
 DATA_FAILURES: dict[str, tuple[bytes, str]] = {
     "truncated": (
@@ -334,7 +348,12 @@ DATA_FAILURES: dict[str, tuple[bytes, str]] = {
     ),
     "not an item": (
         GOOD + msgpack.packb("ABCDEFGH") + GOOD,
-        f"record 3 at byte {BAD_AT}: expected an array of 8 fields, found str 'ABCDEFGH'",
+        f"record 3 at byte {BAD_AT}: expected an array or a map of 8 fields, found str 'ABCDEFGH'",
+    ),
+    "a map without line": (
+        GOOD + msgpack.packb(without_line(GOOD_ITEMS[0])) + GOOD,
+        f"record 3 at byte {BAD_AT}: "
+        "field `line` is missing (a map without its key, and no default)",
     ),
 }
 
@@ -362,6 +381,21 @@ def test_broken_file_is_one_error_line_with_the_record_and_byte(
     assert_failed_with(result, f"{path}: {message}")
     # Records before the broken one stay written by dump; read prints no summary.
     assert dumped(result.stdout) == (GOOD_ITEMS if command == "dump" else [])
+
+
+@pytest.mark.parametrize("command", ["read", "dump"])
+def test_map_shaped_items_are_read(tmp_path: Path, command: str) -> None:
+    path = tmp_path / "maps.msgpack"
+    path.write_bytes(b"".join(msgpack.packb(as_map(item)) for item in GOOD_ITEMS) + GOOD)
+    extra = ["--json"] if command == "read" else []
+    result = run(command, str(path), *extra)
+    assert (result.returncode, result.stderr) == (0, "")
+    if command == "dump":
+        assert dumped(result.stdout) == GOOD_ITEMS + GOOD_ITEMS
+    else:
+        summary = json.loads(result.stdout)
+        assert summary["records"] == 2 * len(GOOD_ITEMS)
+        assert summary["sum_of_ids"] == 2 * sum(item.id for item in GOOD_ITEMS)
 
 
 def test_broken_stdin_names_stdin() -> None:
@@ -473,6 +507,9 @@ INVALID_RECORDS: list[object] = [
 ]
 
 
+FIRST_INVALID = "expected an array or a map of 8 fields, found an array of 7 values"
+
+
 def with_invalid_records() -> tuple[bytes, int]:
     """GOOD's records with an invalid one after each; and where the first invalid one starts."""
     data = b""
@@ -498,8 +535,7 @@ def test_skip_invalid_reads_the_good_records_and_reports_the_skipped_count(
     lines = result.stderr.splitlines()
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith(
-        f"{path}: skipped 3 invalid records; the first: record 1 at byte {first}: "
-        "expected an array of 8 fields"
+        f"{path}: skipped 3 invalid records; the first: record 1 at byte {first}: {FIRST_INVALID}"
     ), lines[0]
     if command == "dump":
         assert dumped(result.stdout) == GOOD_ITEMS
@@ -512,7 +548,7 @@ def test_skip_invalid_reads_the_good_records_and_reports_the_skipped_count(
 
     # Without the flag the first invalid record is the error.
     result = run(command, str(path))
-    assert_failed_with(result, f"{path}: record 1 at byte {first}: expected an array of 8 fields")
+    assert_failed_with(result, f"{path}: record 1 at byte {first}: {FIRST_INVALID}")
 
 
 def test_skip_invalid_still_fails_on_a_truncated_file(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from msgpack_reader_py import get_iter, pack_items
 from tests.reference import REFERENCE_MESSAGES
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+ENCODED = Path(__file__).resolve().parents[1] / "tests" / "encoders" / "data"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.MULTILINE | re.DOTALL)
 INPUT_NAME = re.compile(r"[\w./*-]+\.msgpack(?:\.gz)?\b")
 CONNECTION = re.compile(r"create_connection\(\(\"localhost\", (\d+)\)\)")
@@ -59,6 +60,10 @@ INPUTS: dict[str, Callable[[], dict[str, bytes]]] = {
     "data.msgpack": lambda: {"data.msgpack": _items(REFERENCE_MESSAGES)},
     "data.msgpack.gz": lambda: {"data.msgpack.gz": gzip.compress(_items(500))},
     "spans.msgpack": lambda: {"spans.msgpack": _spans()},
+    "go_items.msgpack": lambda: {
+        "go_items.msgpack": (ENCODED / "go_items_untagged.msgpack").read_bytes()
+    },
+    "fluentd.msgpack": lambda: {"fluentd.msgpack": (ENCODED / "go_fluentd.msgpack").read_bytes()},
     "telemetry.msgpack": lambda: {"telemetry.msgpack": _items(300)},
     "telemetry/*.msgpack": lambda: {
         "telemetry/a.msgpack": _items(200),

@@ -7,7 +7,7 @@ Needs the ``arrow`` extra (``pip install '.[arrow]'`` in the project's clone).
 >>> table.to_pandas()  # doctest: +SKIP
 
 No record object is built: the decoded tuples of each chunk the reader reads are checked as a
-batch (the reader's ``validate=True`` checks) and handed to pyarrow in one call, which builds
+batch (every field checked, as the reader checks it) and handed to pyarrow in one call, which builds
 the columns in C. A record whose values Arrow cannot hold (an int over int64) is located like
 any other bad record: it raises a :class:`~msgpack_reader_py.errors.RecordError` with its index
 and offset, after the batch of records before it.
@@ -15,11 +15,11 @@ and offset, after the batch of records before it.
 
 from __future__ import annotations
 
+import datetime
+import enum
 import operator
-import types
 import typing
 from collections.abc import Callable, Generator, Iterator, Sequence
-from types import TracebackType
 from typing import Any
 
 from ._extras import missing_extra
@@ -29,16 +29,17 @@ try:
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
     raise missing_extra(exc, "arrow", feature="msgpack_reader_py.arrow") from None
 
-from .errors import RecordError
+from .decoder import Plan
+from .engine import plain_values, record_kind
+from .errors import describe
 from .model import Item
-from .schema import RecordSchema, describe
-from .sniff import Compression
+from .schema import RecordSchema, members
 from .streaming_reader import (
     DEFAULT_MAX_RECORD_SIZE,
     DEFAULT_READ_SIZE,
     OnError,
     Source,
-    StreamingReader,
+    SourceReader,
 )
 
 __all__ = ["DEFAULT_BATCH_SIZE", "BatchReader", "arrow_schema", "read_batches", "read_table"]
@@ -51,47 +52,86 @@ MAX_BATCH_BYTES = 256 * 1024 * 1024
 and a string column stays far below Arrow's 2 GiB limit per array. Checked after each read,
 so a batch may pass it by what one read completes."""
 
-_ARROW_TYPES: dict[type, pa.DataType] = {
+_ARROW_TYPES: dict[Any, pa.DataType] = {
     int: pa.int64(),
     float: pa.float64(),
     str: pa.string(),
     bytes: pa.binary(),
     bool: pa.bool_(),
+    datetime.datetime: pa.timestamp("us", tz="UTC"),
 }
-_SUPPORTED = "int, float, str, bytes, bool, or one of them | None"
+_SUPPORTED = (
+    "int, float, str, bytes, bool, datetime, an Enum or Literal of str or int, list[T], "
+    "tuple[T, ...], dict[str | int, T], a nested record type, or one of them | None"
+)
 
 
 def arrow_schema(record_type: type[Any] = Item) -> pa.Schema:
     """The Arrow schema of ``record_type``'s records: one column per field, in order.
 
     ``int`` becomes ``int64``, ``float`` ``float64``, ``str`` ``string``, ``bytes`` ``binary``,
-    ``bool`` ``bool``; ``X | None`` (or ``Optional[X]``) is the same type, nullable; every
-    other field is not nullable. Fields of a ``tuple[...]`` record type are named ``"0"``,
-    ``"1"``, and so on. Raises ``TypeError`` for any other annotation.
+    ``bool`` ``bool``, ``datetime`` ``timestamp[us, tz=UTC]``; an ``Enum`` or ``Literal``
+    becomes ``string`` (or ``int64`` when its values are ints); ``list[T]`` and
+    ``tuple[T, ...]`` a list column, ``dict[K, V]`` a map column, a nested record type a
+    struct column (its children named by their map keys), all to any depth. ``X | None`` (or
+    ``Optional[X]``) is the same type, nullable; every other field is not nullable. Fields of a
+    ``tuple[...]`` record type are named ``"0"``, ``"1"``, and so on. Raises ``TypeError`` for
+    any other annotation.
     """
     return _arrow_schema(RecordSchema(record_type))
 
 
 def _arrow_schema(schema: RecordSchema) -> pa.Schema:
     fields = []
-    for position, (name, annotation) in enumerate(
-        zip(schema.names, schema.annotations, strict=True)
-    ):
-        column = str(position) if schema.kind == "tuple" else name
-        nullable = False
-        if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-            members = [m for m in typing.get_args(annotation) if m is not type(None)]
-            nullable = len(members) < len(typing.get_args(annotation))
-            annotation = members[0] if nullable and len(members) == 1 else annotation
-        arrow_type = _ARROW_TYPES.get(annotation) if isinstance(annotation, type) else None
-        if arrow_type is None:
-            expected = schema.expected[position]
+    for position, spec in enumerate(schema.fields):
+        column = str(position) if schema.kind == "tuple" else spec.name
+        try:
+            fields.append(_arrow_field(column, spec.annotation))
+        except TypeError:
             raise TypeError(
-                f"field `{name}` of {schema.record_type!r} is annotated {expected}; "
-                f"an Arrow column needs {_SUPPORTED}"
-            )
-        fields.append(pa.field(column, arrow_type, nullable=nullable))
+                f"field `{spec.name}` of {schema.record_type!r} is annotated "
+                f"{schema.expected[position]}; an Arrow column needs {_SUPPORTED}"
+            ) from None
     return pa.schema(fields)
+
+
+def _arrow_field(name: str, annotation: Any) -> pa.Field[Any]:
+    inner, nullable = members(annotation)
+    return pa.field(name, _arrow_type(inner), nullable=nullable)
+
+
+def _arrow_type(annotation: Any) -> pa.DataType:
+    """The Arrow type of a (non-null) annotation; ``TypeError`` when it has none."""
+    if annotation in _ARROW_TYPES:
+        return _ARROW_TYPES[annotation]
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return _arrow_type(args[0])
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return _of_values([member.value for member in annotation])
+    if origin is typing.Literal:
+        return _of_values(list(args))
+    if origin in (list, tuple) and args and (origin is list or args[-1] is Ellipsis):
+        return pa.list_(_arrow_field("item", args[0]))
+    if origin is dict and args and members(args[0])[0] in (str, int):
+        # A Field as the item type carries its nullability (pyarrow takes one; its stubs not).
+        item: Any = _arrow_field("value", args[1])
+        return pa.map_(_arrow_type(args[0]), item)
+    if record_kind(annotation) not in (None, "tuple"):
+        children = RecordSchema(annotation).fields
+        return pa.struct([_arrow_field(f.wire_name, f.annotation) for f in children])
+    raise TypeError(f"no Arrow type for {annotation!r}")
+
+
+def _of_values(values: list[Any]) -> pa.DataType:
+    """``string`` for str values, ``int64`` for ints: the column of an Enum or a Literal."""
+    kinds = set(map(type, values))
+    if kinds == {str}:
+        return pa.string()
+    if kinds == {int}:
+        return pa.int64()
+    raise TypeError(f"no Arrow type for values {values!r}")
 
 
 class _Columns:
@@ -109,8 +149,15 @@ class _Columns:
     )
 
     def __init__(
-        self, schema: pa.Schema, positions: Sequence[int] | None, labels: Sequence[str]
+        self,
+        schema: pa.Schema,
+        positions: Sequence[int] | None,
+        labels: Sequence[str],
+        *,
+        plain: bool = False,
     ) -> None:
+        # Records with nested records, enums or containers are made plain values first.
+        self.plain = plain
         self.fields = list(schema)
         self.labels = labels  # as the reader's own messages name the fields
         self.struct = pa.struct(self.fields)
@@ -120,6 +167,8 @@ class _Columns:
             self.pick = operator.itemgetter(*positions)
 
     def __call__(self, values: list[Any], /) -> pa.StructArray:
+        if self.plain:
+            values = plain_values(values)
         if self.pick is None:
             return typing.cast(pa.StructArray, pa.array(values, type=self.struct))
         if len(self.fields) == 1:  # itemgetter of one position returns the value itself
@@ -128,6 +177,8 @@ class _Columns:
         return typing.cast(pa.StructArray, pa.array(list(map(self.pick, values)), self.struct))
 
     def first_refused(self, values: list[Any], /) -> tuple[int, str] | None:
+        if self.plain:
+            values = plain_values(values)
         positions = self.positions or range(len(self.fields))
         checks = list(zip(self.fields, self.labels, strict=True))
         for position, record in enumerate(values):
@@ -159,14 +210,16 @@ def _positions(schema: pa.Schema, columns: Sequence[str]) -> list[int]:
     return [names.index(name) for name in columns]
 
 
-class BatchReader:
+class BatchReader(SourceReader[pa.RecordBatch]):
     """Read concatenated MessagePack records as Arrow ``RecordBatch``es of ``record_type``.
 
     An iterator of ``pyarrow.RecordBatch`` and a context manager. Every batch has
     :attr:`schema` (see :func:`arrow_schema`) and ``batch_size`` rows, except the last, and
     except a batch cut short at ``MAX_BATCH_BYTES`` of columns. ``source`` is anything
-    :class:`~msgpack_reader_py.StreamingReader` reads; records are always validated against
-    ``record_type``, exactly as ``StreamingReader(..., validate=True)`` does.
+    :class:`~msgpack_reader_py.StreamingReader` reads; records are checked against
+    ``record_type`` exactly as :class:`~msgpack_reader_py.StreamingReader` checks them, in
+    either wire shape. Its lifecycle (closing, ``skipped``, ``errors``, ``bytes_read``, ...)
+    is :class:`~msgpack_reader_py.streaming_reader.SourceReader`'s.
 
     Error contract: as the reader's. Broken data raises a
     :class:`~msgpack_reader_py.errors.ReaderError` with the failing record's index and offset,
@@ -176,8 +229,8 @@ class BatchReader:
 
     Args:
         source: a path, a bytes-like object or a binary stream.
-        record_type: a dataclass, ``NamedTuple`` or ``tuple[...]`` type whose fields are
-            ``int``, ``float``, ``str``, ``bytes``, ``bool`` or ``X | None``. Default ``Item``.
+        record_type: any record type :class:`~msgpack_reader_py.StreamingReader` reads whose
+            fields have an Arrow type (see :func:`arrow_schema`). Default ``Item``.
         batch_size: the most rows per batch. Default 65536.
         columns: the names of the columns to build, in the order wanted (default: every
             field). The other fields are still decoded and validated, so a projection
@@ -212,83 +265,28 @@ class BatchReader:
         self.schema = full if positions is None else pa.schema([full.field(p) for p in positions])
         self.batch_size = batch_size
         labels = [record_schema.names[p] for p in positions or range(len(full))]
-        self._reader: StreamingReader[pa.StructArray] = StreamingReader._converting(
+        columns_of = _Columns(self.schema, positions, labels, plain=not record_schema.flat)
+        pieces = self._start(
             source,
-            record_schema,
-            _Columns(self.schema, positions, labels),
+            record_type,
+            Plan(record_type, convert=columns_of),
+            on_error=on_error,
             max_record_size=max_record_size,
             read_size=read_size,
-            on_error=on_error,
+            decompress=True,
         )
-        # A function of the reader, not a method: a generator bound to self would make a cycle,
+        # A function of the pieces, not a method: a generator bound to self would make a cycle,
         # and a dropped BatchReader would keep its file open until the cycle collector ran.
-        self._batches = _rebatched(self._reader, batch_size)
-
-    def __iter__(self) -> Iterator[pa.RecordBatch]:
-        return self._batches
-
-    def __next__(self) -> pa.RecordBatch:
-        return next(self._batches)
-
-    def __enter__(self) -> BatchReader:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Stop reading; close the source if the reader opened it. Safe to call twice."""
-        self._batches.close()
-        self._reader.close()
-
-    @property
-    def closed(self) -> bool:
-        """Whether ``close()`` has been called."""
-        return self._reader.closed
-
-    @property
-    def skipped(self) -> int:
-        """How many records ``on_error="skip"`` has passed over so far (0 in raise mode)."""
-        return self._reader.skipped
-
-    @property
-    def errors(self) -> list[RecordError]:
-        """The first 100 record errors that ``on_error="skip"`` passed over, in order."""
-        return self._reader.errors
-
-    @property
-    def bytes_read(self) -> int:
-        """Bytes read from the source so far; the stream's length once it is exhausted."""
-        return self._reader.bytes_read
-
-    @property
-    def source_bytes_read(self) -> int:
-        """Bytes taken from the source itself: the compressed bytes of a compressed source."""
-        return self._reader.source_bytes_read
-
-    @property
-    def compression(self) -> Compression | None:
-        """``"gzip"``, ``"bzip2"``, ``"xz"`` or ``"zstd"`` for a compressed source, else None."""
-        return self._reader.compression
-
-    @property
-    def name(self) -> str:
-        """The source's name: its path, its ``name`` attribute, or its type."""
-        return self._reader.name
+        self._records = _rebatched(pieces, batch_size)
 
     def to_pyarrow(self) -> pa.RecordBatchReader:
         """This reader as a ``pyarrow.RecordBatchReader``, for pyarrow APIs that take one
         (``pyarrow.dataset.write_dataset``, ``pyarrow.parquet``, DuckDB, Polars)."""
-        return pa.RecordBatchReader.from_batches(self.schema, self._batches)
+        return pa.RecordBatchReader.from_batches(self.schema, self._records)
 
     def __repr__(self) -> str:
         state = " closed" if self.closed else ""
-        return f"<BatchReader {self.name!r} record_type={self._reader.record_type!r}{state}>"
+        return f"<BatchReader {self.name!r} record_type={self.record_type!r}{state}>"
 
 
 def _rebatched(

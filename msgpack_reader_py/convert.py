@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import IO, TYPE_CHECKING, Any, Literal, Protocol
 
-from .decoder import KEPT_ERRORS
+from .decoder import KEPT_ERRORS, Plan
 from .errors import RecordError
 from .model import Item
 from .schema import RecordSchema
@@ -29,14 +29,13 @@ from .streaming_reader import (
     DEFAULT_READ_SIZE,
     OnError,
     Source,
-    StreamingReader,
+    SourceReader,
     check_on_error,
 )
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from .arrow import BatchReader
 
 __all__ = [
     "FORMATS",
@@ -46,7 +45,6 @@ __all__ = [
     "JsonRows",
     "convert",
     "replacing",
-    "text_fields",
 ]
 
 Format = Literal["parquet", "arrow", "csv", "jsonl"]
@@ -100,15 +98,6 @@ class CsvRows:
             (self._quote_all if carriage else self._writer).writerow(row)
 
 
-def text_fields(record_type: type[Any]) -> list[int]:
-    """The positions of ``record_type``'s fields that hold ``str`` (or ``str | None``)."""
-    return [
-        position
-        for position, types_ in enumerate(RecordSchema(record_type).allowed_types())
-        if types_ and str in types_ and types_ <= {str, type(None)}
-    ]
-
-
 class JsonRows:
     """JSON Lines: one object per record, keyed by field name, non-ASCII kept as is."""
 
@@ -155,8 +144,8 @@ def convert(
     ``source`` is anything :class:`~msgpack_reader_py.StreamingReader` reads, or a list or
     tuple of such sources, read in turn into the one output. ``destination`` is a path,
     written atomically (see the module's docstring), or a binary stream, written as records
-    arrive and left open. Records are validated against ``record_type`` as
-    ``StreamingReader(..., validate=True)`` does; broken data raises the reader's
+    arrive and left open. Records are checked against ``record_type`` as
+    :class:`~msgpack_reader_py.StreamingReader` checks them; broken data raises the reader's
     :class:`~msgpack_reader_py.errors.ReaderError` (its ``source`` naming the source, where
     the reader knows a name), after every record before it was written to a stream.
     ``on_error="skip"`` passes over records that are not records of the type instead, and
@@ -173,7 +162,7 @@ def convert(
         raise ValueError(f"to must be one of {', '.join(FORMATS)}; got {to!r}")
     check_on_error(on_error)
     schema = RecordSchema(record_type)
-    if to in ("csv", "jsonl") and any(bytes in (t or ()) for t in schema.allowed_types()):
+    if to in ("csv", "jsonl") and schema.holds_bytes():
         raise TypeError(f"{to} cannot hold the bytes fields of {record_type!r}; use parquet")
     sources = list(source) if isinstance(source, (list, tuple)) else [source]
     job = _Job(sources, to, schema, max_record_size, on_error, progress)
@@ -194,7 +183,7 @@ class _Job:
     on_error: OnError
     progress: Progress | None
 
-    def _batches(self, source: Source) -> BatchReader | StreamingReader[list[Any]]:
+    def _batches(self, source: Source) -> SourceReader[Any]:
         """Batches of one source: Arrow columns, or the checked tuples for the text formats."""
         if self.to in ("parquet", "arrow"):
             from .arrow import BatchReader
@@ -205,14 +194,7 @@ class _Job:
                 max_record_size=self.max_record_size,
                 on_error=self.on_error,
             )
-        return StreamingReader._converting(
-            source,
-            self.schema,
-            _Tuples(),
-            max_record_size=self.max_record_size,
-            read_size=DEFAULT_READ_SIZE,
-            on_error=self.on_error,
-        )
+        return _TextBatches(source, self.schema.record_type, self.max_record_size, self.on_error)
 
     def run(self, out: _Named) -> Conversion:
         output: AbstractContextManager[Callable[[Any], None]]
@@ -256,6 +238,24 @@ def _columns_out(out: _Named, to: Format, schema: pa.Schema) -> Iterator[Callabl
         writer.close()
 
 
+class _TextBatches(SourceReader[list[Any]]):
+    """The text formats' reader: its items are batches of checked records, each a tuple of
+    field values."""
+
+    def __init__(
+        self, source: Source, record_type: Any, max_record_size: int, on_error: OnError
+    ) -> None:
+        self._records = self._start(
+            source,
+            record_type,
+            Plan(record_type, convert=_Tuples()),
+            on_error=on_error,
+            max_record_size=max_record_size,
+            read_size=DEFAULT_READ_SIZE,
+            decompress=True,
+        )
+
+
 class _Tuples:
     """The reader's batch converter for the text path: the checked tuples as they are."""
 
@@ -275,9 +275,7 @@ def _text_out(out: _Named, to: Format, schema: RecordSchema) -> Iterator[Callabl
     try:
         names = schema.names
         rows: _Rows = (
-            CsvRows(text, names, text_fields(schema.record_type))
-            if to == "csv"
-            else JsonRows(text, names)
+            CsvRows(text, names, schema.text_fields()) if to == "csv" else JsonRows(text, names)
         )
         yield rows.write
         text.flush()

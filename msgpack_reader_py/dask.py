@@ -110,8 +110,10 @@ def pandas_dtypes(record_type: type[Any] = Item) -> dict[str, Any]:
     """The pandas dtype of each column :func:`read_dataframe` gives ``record_type``.
 
     ``int64``, ``float64`` and ``bool`` for plain fields, their nullable forms (``Int64``,
-    ``Float64``, ``boolean``) for ``X | None`` fields, ``string[pyarrow]`` for ``str``, and
-    ``object`` for ``bytes``.
+    ``Float64``, ``boolean``) for ``X | None`` fields, ``string[pyarrow]`` for ``str`` (and
+    string enums and literals), ``object`` for ``bytes``, ``datetime64[us, UTC]`` for
+    ``datetime``, and ``pandas.ArrowDtype`` of the Arrow type for nested records (struct),
+    lists and maps.
     """
     return {field.name: _dtype(field) for field in arrow_schema(record_type)}
 
@@ -121,10 +123,13 @@ def _dtype(field: pa.Field[Any]) -> Any:
         return pd.StringDtype("pyarrow")
     if pa.types.is_binary(field.type):
         return object
+    if pa.types.is_nested(field.type):
+        return pd.ArrowDtype(field.type)
+    if pa.types.is_timestamp(field.type):
+        return pd.DatetimeTZDtype(field.type.unit, field.type.tz)
+    nullable = {"int64": pd.Int64Dtype(), "double": pd.Float64Dtype(), "bool": pd.BooleanDtype()}
     if field.nullable:
-        return {"int64": pd.Int64Dtype(), "double": pd.Float64Dtype(), "bool": pd.BooleanDtype()}[
-            str(field.type)
-        ]
+        return nullable[str(field.type)]
     return field.type.to_pandas_dtype()
 
 

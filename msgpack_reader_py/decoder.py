@@ -1,22 +1,22 @@
-"""The decoding loop: chunks of bytes in, checked records out, errors located exactly.
+"""The decoding loop: chunks of bytes in, typed records out, errors located exactly.
 
-Per chunk, not per record, is where Python-level work happens. A chunk is fed to one
-``msgpack.Unpacker``; every record it completes is decoded into a list by C code
-(``list.extend``), checked as a batch (``set(map(type, values))``), built by C code
-(``itertools.starmap(record_type, ...)``) and handed over with ``yield from``. Nothing in that
-path costs a Python bytecode per record.
+Two stages, each doing its work per chunk, not per record:
 
-What the batch path does not track is where each record starts: that is needed only when
-something is wrong. So the loop keeps an *anchor*, a record boundary it knows (the end of the
-first record completed in the latest chunk, from one ``tell()``), and the bytes read since
-then. To name the offset of a failing record it replays those bytes through a fresh decoder,
-skipping records, which costs at most about one chunk, and only on the error path. The end of
-the stream is checked by feeding one ``nil`` byte: the decoder returns it as a value of its own
-only if no record was left unfinished.
+- **Framing** (:func:`runs`): each chunk is fed to a ``msgpack.Unpacker`` that only *skips*
+  records, noting where each ends (``skip``/``tell`` pairs, collected by C code). msgpack
+  keeps the stream's error contract: a record cut off at the end, bytes that are not
+  MessagePack, nesting too deep, a record over ``max_record_size`` or a header that declares
+  more (seen as soon as the header arrives, :mod:`.wire`). It hands over *runs*: the bytes of
+  a chunk's complete records, with where each starts.
+- **Decoding** (:mod:`.engine`): each run's records are decoded, typed and validated by one
+  msgspec call, then handed over with ``yield from``. Only a run that fails is decoded again
+  record by record, to name the first bad record and its field path; its offset is known from
+  the framing.
 
 A plan may instead carry a :class:`BatchConverter` (the Arrow columns of :mod:`.arrow`): each
-checked batch is then handed over as one converted object, and a record the converter refuses
-is located like any other.
+run's records, as tuples of field values, are then handed over as one converted object, and a
+record the converter refuses is located like any other; or a ``mapper``, which receives each
+record as decoded, with no type.
 """
 
 from __future__ import annotations
@@ -24,15 +24,14 @@ from __future__ import annotations
 import functools
 import itertools
 import operator
-import re
-from collections.abc import Callable, Generator, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterator
 from typing import Any, Protocol, TypeVar
 
 import msgpack
 
 from . import sniff
+from .engine import ExtHook, RecordFailure, record_decoder
 from .errors import DecodeError, ReaderError, RecordError, RecordTooLargeError, TruncatedStreamError
-from .schema import RecordSchema
 from .wire import declared_excess
 
 __all__ = [
@@ -40,29 +39,20 @@ __all__ = [
     "BatchConverter",
     "CompressedDataError",
     "Plan",
+    "Run",
     "records",
+    "runs",
     "unpacker_options",
 ]
 
 Chunk = bytes | bytearray | memoryview
 
 _CONVERSION_ERRORS = (TypeError, ValueError, KeyError, IndexError)
-# What feeding and unpacking can raise; anything else (a mapper's own bug) passes through as is.
-_DECODER_ERRORS = (
-    ValueError,
-    TypeError,
-    MemoryError,
-    RecursionError,
-    SystemError,
-    OverflowError,
-    msgpack.UnpackException,
-)
 _HEAD_SIZE = 64 * 1024  # how much of an unfinished record is read for the sizes it declares
-_LIMIT_MESSAGE = re.compile(r"^(\d+) exceeds max_(str|bin|ext|array|map)_len\((\d+)\)$")
-_KIND_NAMES = {"str": "a str", "bin": "a bin", "ext": "an ext", "array": "an array", "map": "a map"}
-_NIL = b"\xc0"
-_MISSING: Any = object()
+_RUN_HEADER = b"\xdd"  # array 32: the count of a run's records, before their bytes
 _E = TypeVar("_E", bound=ReaderError)
+_second = operator.itemgetter(1)
+_SMALL_BATCH = 16  # fewer records than this are left to skip one at a time
 
 
 class ChunkSource(Protocol):
@@ -90,7 +80,7 @@ class CompressedDataError(Exception):
 
 
 class BatchConverter(Protocol):
-    """Turns a whole batch of checked records (decoded tuples) into one object, in C."""
+    """Turns a whole batch of records (tuples of field values) into one object, in C."""
 
     refusals: tuple[type[Exception], ...]
     """What converting a batch raises when a record in it cannot be converted."""
@@ -102,68 +92,37 @@ class BatchConverter(Protocol):
         ...
 
 
-def unpacker_options(
-    schema: RecordSchema,
-    mapper: Callable[[Any], Any] | None,
-    limit: int,
-    read_size: int,
-    *,
-    skip: bool = False,
-) -> dict[str, Any]:
-    """Decoder settings that let no record grow past ``limit`` bytes.
+def unpacker_options(limit: int, read_size: int) -> dict[str, Any]:
+    """Settings of the framing decoder, whose buffer never needs more than it holds.
 
-    msgpack checks str/bin/ext lengths only once their bytes are buffered, but array and map
-    counts as soon as the header is read: a flat record type allows no maps and no array longer
-    than a record, so a hostile count fails at its header. The buffer holds at most one
-    unfinished record (at most ``limit``, or the reader has already failed) plus one chunk (at
-    most ``read_size``), so ``feed`` never raises ``BufferFull``. In skip mode a map or a long
-    array must decode (to be skipped as a wrong shape) rather than stop the decoder.
+    The buffer holds at most one unfinished record (at most ``limit``, or the reader has
+    already failed) plus one chunk (at most ``read_size``), so ``feed`` never raises
+    ``BufferFull``. Skipping decodes no value, so msgpack's per-value limits would not apply:
+    :func:`runs` checks sizes itself.
     """
-    flat = schema.flat and mapper is None and not skip
-    return {
-        "use_list": mapper is not None or schema.uses_lists,
-        "raw": False,
-        "strict_map_key": False,
-        "max_buffer_size": limit + read_size,
-        "max_str_len": limit,
-        "max_bin_len": limit,
-        "max_ext_len": limit,
-        "max_array_len": len(schema) if flat else limit,
-        "max_map_len": 0 if flat else limit // 2,
-    }
+    return {"max_buffer_size": limit + read_size}
 
 
 class Plan:
-    """What happens to each batch of decoded values: which checks, which constructor."""
+    """How each run of records is decoded, and what is made of the decoded records."""
 
     def __init__(
         self,
-        schema: RecordSchema,
+        record_type: Any,
         *,
-        sequence: type | None,
-        validate: bool,
-        mapper: Callable[[Any], Any] | None,
+        mapper: Callable[[Any], Any] | None = None,
         convert: BatchConverter | None = None,
+        ext_hook: ExtHook | None = None,
+        forbid_unknown_keys: bool = False,
     ) -> None:
-        self.schema = schema
         self.mapper = mapper
         self.convert = convert
-        self.first_invalid = schema.build_batch_checker(sequence, validate=validate)
-        self.check_one = schema.build_record_checker(sequence, validate=validate)
-        record_type = schema.record_type
-        self.build: Callable[[Iterable[Any]], Iterable[Any]]
-        """The records for a batch of decoded values, built lazily by C code."""
-        if mapper is not None:
-            self.build = functools.partial(map, mapper)
-        elif schema.kind == "tuple":
-            # The decoded tuples are the records: nothing to build.
-            self.build = iter
-        elif schema.kind == "namedtuple":
-            # tuple.__new__ fills a NamedTuple straight from the decoded tuple, in C; the
-            # class's own __new__ is a Python function. The count was checked in the batch.
-            self.build = functools.partial(map, tuple.__new__, itertools.repeat(record_type))
-        else:
-            self.build = functools.partial(itertools.starmap, record_type)
+        self.decoder = record_decoder(
+            Any if mapper is not None else record_type,
+            ext_hook=ext_hook,
+            forbid_unknown_keys=forbid_unknown_keys,
+            values=convert is not None,
+        )
 
 
 KEPT_ERRORS = 100
@@ -185,142 +144,92 @@ class SkipLog:
             self.errors.append(error if self.chunks is None else _named(error, self.chunks))
 
 
+class Run:
+    """Consecutive complete records, as framed: their bytes, and where they start and end."""
+
+    __slots__ = ("_ends", "count", "data", "end", "index", "start")
+
+    def __init__(self, index: int, start: int, count: int, end: int, data: bytes) -> None:
+        self.index = index
+        """The first record's index in the stream."""
+        self.start = start
+        """Where the first record starts (a stream offset)."""
+        self.count = count
+        """How many records the run holds."""
+        self.end = end
+        """Where the last record ends."""
+        self.data = data
+        """An array header for the records' count, then the records' bytes."""
+        self._ends: list[int] | None = None
+
+    def __len__(self) -> int:
+        return self.count
+
+    def ends(self) -> list[int]:
+        """Where each record ends. Framing counts records without noting each one's end: the
+        ends are found again, only for a run that needs them (one with an error in it)."""
+        if self._ends is None:
+            self._ends = _record_ends(memoryview(self.data)[5:], self.start, self.count)
+        return self._ends
+
+    def offset(self, position: int) -> int:
+        """Where the run's record at ``position`` starts."""
+        return self.ends()[position - 1] if position else self.start
+
+    def where(self, position: int) -> tuple[int, int]:
+        """The index and offset of the run's record at ``position``."""
+        return self.index + position, self.offset(position)
+
+    def record(self, position: int) -> memoryview:
+        """The bytes of the run's record at ``position``."""
+        base = self.start - len(_RUN_HEADER) - 4
+        return memoryview(self.data)[self.offset(position) - base : self.ends()[position] - base]
+
+    def first(self, count: int) -> Run:
+        """A run of the first ``count`` records."""
+        end = self.offset(count)
+        data = _RUN_HEADER + count.to_bytes(4, "big") + self.data[5 : 5 + end - self.start]
+        return Run(self.index, self.start, count, end, data)
+
+
+def _record_ends(data: Chunk, start: int, count: int) -> list[int]:
+    """Where each of the first ``count`` records of ``data`` ends; ``data`` starts at stream
+    offset ``start`` with a record, and holds at least ``count`` complete ones."""
+    unpacker = msgpack.Unpacker(max_buffer_size=max(len(data), 1))
+    unpacker.feed(data)
+    framed = zip(iter(unpacker.skip, 1), iter(unpacker.tell, -1), strict=False)
+    return [start + end for end in itertools.islice(map(_second, framed), count)]
+
+
 def records(
     chunks: ChunkSource,
     unpacker: msgpack.Unpacker,
     plan: Plan,
     limit: int,
     skip: SkipLog | None = None,
-) -> Generator[Any, None, None]:
-    """Yield the records of ``chunks``; raise a located ``ReaderError`` for broken data.
+) -> Generator[list[Any], None, None]:
+    """Yield the records of ``chunks`` in lists, one or more per run (or the converter's
+    objects, a list of one each); raise a located ``ReaderError`` for broken data, after the
+    records before it. ``itertools.chain.from_iterable`` makes them one stream of records:
+    then a record costs no generator step.
 
     With ``skip``, records that are valid MessagePack but not records of the type
     (``RecordError``) are passed over and logged there instead of raised.
     """
-    feed = unpacker.feed
-    tell = unpacker.tell
-    index = 0  # records handed over before the current batch
-    anchor = 0  # a record boundary: where record ``index - since_anchor`` starts
-    since_anchor = 0  # complete records after the anchor, all handed over
-    retained: list[Chunk] = []  # the bytes from the anchor to the end of what was read
-    unfinished_at = -1  # where the unfinished record starts, once located
-    inspected = 0  # how many of its first bytes have been read for declared sizes
+    decode_run = plan.decoder.decode_run
     if skip is not None:
         skip.chunks = chunks
     try:
-        for chunk in chunks:
-            retained.append(chunk)
+        for run in runs(chunks, unpacker, limit):
             try:
-                feed(chunk)
-            except msgpack.BufferFull as exc:  # pragma: no cover - see below
-                # The buffer holds limit + read_size bytes: only a payload over the limit would
-                # leave no room for one more chunk, and its header is refused before that (the
-                # tail check after a batch, or the head check of a chunk that finishes nothing).
-                # Kept so that msgpack's exception can never escape if that reasoning fails.
-                start = _boundary(anchor, retained, since_anchor)
-                held = chunks.bytes_read - len(chunk) - start
-                raise _too_large(
-                    f"over max_record_size={limit} ({held} bytes read and the record is not "
-                    "finished)",
-                    index,
-                    start,
-                ) from exc
-            try:
-                first = next(unpacker, _MISSING)
-            except _DECODER_ERRORS as exc:
-                start = _boundary(anchor, retained, since_anchor)
-                raise _decode_error(exc, plan.schema, limit, index, start) from exc
-            read = chunks.bytes_read
-            if first is _MISSING:
-                # No record finished in this chunk: a large record, or a hostile header. Its
-                # headers are read each time its known beginning has doubled, up to _HEAD_SIZE.
-                if unfinished_at < 0:
-                    unfinished_at = _boundary(anchor, retained, since_anchor)
-                    inspected = 0
-                have = min(read - unfinished_at, _HEAD_SIZE)
-                if have > inspected and have >= min(2 * inspected, _HEAD_SIZE):
-                    _check_declared(retained, anchor, unfinished_at, limit, index)
-                    inspected = have
-                if read - unfinished_at > limit:
-                    raise _too_large(
-                        f"over max_record_size={limit} ({read - unfinished_at} bytes read and "
-                        "the record is not finished)",
-                        index,
-                        unfinished_at,
-                    )
+                values = decode_run(run.data)
+            except RecordFailure:
+                yield from _one_by_one(run, plan, skip, limit)
                 continue
-            previous = (anchor, retained, since_anchor)
-            anchor = tell()
-            retained = [memoryview(chunk)[anchor - (read - len(chunk)) :]]
-            unfinished_at = -1
-            values = [first]
-            failure: Exception | None = None
-            try:
-                values.extend(unpacker)
-            except _DECODER_ERRORS as exc:
-                failure = exc
-            since_anchor = len(values) - 1
-            current = (anchor, retained)
-            bad: tuple[int, ReaderError] | None = None
-            if read - previous[0] > limit:
-                # Only then can a record finished in this chunk be over the limit.
-                bad = _first_too_large(previous, len(values), limit, index)
-            if plan.first_invalid is not None:
-                invalid = plan.first_invalid(values)
-                if invalid is not None and (bad is None or invalid[0] < bad[0]):
-                    position, reason = invalid
-                    error: ReaderError = RecordError(reason, index=index + position, offset=0)
-                    bad = (position, error)
-            if skip is not None and bad is not None:
-                yield from _skipping(values, index, previous, plan, limit, skip)
-            elif plan.convert is not None:
-                if bad is not None:
-                    del values[bad[0] :]
-                yield from _converted(
-                    plan.convert,
-                    values,
-                    functools.partial(_in_batch, index, previous, current),
-                    skip,
-                )
-                if bad is not None:
-                    position, error = bad
-                    raise _located(error, _locate(position, previous, current)) from None
+            if plan.convert is None and plan.mapper is None:
+                yield values
             else:
-                if bad is not None:
-                    del values[bad[0] :]
-                pending = iter(values)
-                while True:
-                    try:
-                        yield from plan.build(pending)
-                    except _CONVERSION_ERRORS as exc:
-                        position = len(values) - operator.length_hint(pending) - 1
-                        error = _record_error(plan, values[position], exc, index + position, 0)
-                        error = _located(error, _locate(position, previous, current))
-                        if skip is None:
-                            raise error from exc
-                        skip.add(error)  # and go on with the rest of the batch
-                        continue
-                    break
-                if bad is not None:
-                    position, error = bad
-                    raise _located(error, _locate(position, previous, current)) from None
-            index += len(values)
-            if failure is not None:
-                start = _locate(len(values), previous, current)
-                raise _decode_error(failure, plan.schema, limit, index, start) from failure
-            if _tail_may_claim_too_much(chunk, read, tell(), limit):
-                # Confirmed the slow way, so that a lookalike inside a value costs a replay,
-                # never a false refusal; a true claim fails now instead of after more reads.
-                start = _boundary(anchor, retained, since_anchor)
-                _check_declared(retained, anchor, start, limit, index)
-        _check_end(unpacker, chunks.bytes_read, anchor, retained, since_anchor, limit, index)
-    except CompressedDataError as exc:
-        # The source's bytes end or break between chunks: every record read so far was handed
-        # over; the one in progress, if any, starts at the boundary.
-        start = _boundary(anchor, retained, since_anchor)
-        kind = TruncatedStreamError if exc.truncated else DecodeError
-        error = kind(exc.reason, index=index, offset=start)
-        raise _named(error, chunks) from exc.__cause__
+                yield from _delivered(plan, values, functools.partial(_shifted, run, 0), skip)
     except ReaderError as exc:
         # Where errors get the source's name (as above), and the first record's error a word
         # on what the stream looks like: nothing is paid for it per record.
@@ -330,6 +239,206 @@ def records(
         raise named.with_traceback(exc.__traceback__) from exc.__cause__
     finally:
         chunks.close()
+
+
+def runs(chunks: ChunkSource, unpacker: msgpack.Unpacker, limit: int) -> Iterator[Run]:
+    """The complete records of ``chunks``, a run per chunk that completes any; a located
+    ``ReaderError`` for a stream that breaks, after the run of every record before it."""
+    feed, skip, tell = unpacker.feed, unpacker.skip, unpacker.tell
+    index = 0  # records framed so far
+    start = 0  # where the next record starts
+    carry: list[Chunk] = []  # the bytes read from ``start`` on
+    inspected = 0  # how many of the unfinished record's first bytes were read for sizes
+    skipped: list[None] = []  # what skip returns, to count the records of a batch
+    chunk_iterator = iter(chunks)
+    while True:
+        try:
+            chunk = next(chunk_iterator)
+        except StopIteration:
+            break
+        except CompressedDataError as exc:
+            # The source's bytes end or break between chunks: every record read so far was
+            # framed; the one in progress, if any, starts where the last one ended.
+            kind = TruncatedStreamError if exc.truncated else DecodeError
+            raise kind(exc.reason, index=index, offset=start) from exc.__cause__
+        read = chunks.bytes_read
+        feed(chunk)
+        count = 0  # records completed in this chunk
+        end = start  # where the last of them ends
+        failure: Exception | None = None
+        # Most of the chunk's records are skipped in batches that surely end before the
+        # chunk does (half of what the records' average size says is left), with one look at
+        # where each batch ends. The last few are skipped one at a time, noting where each
+        # ends: the unpacker's position is a record's end only after a skip that succeeds.
+        average = start // index if index else 0
+        ends: list[int] = []
+        try:
+            while average and (batch := (read - end) // (2 * average)) >= _SMALL_BATCH:
+                skipped.clear()
+                try:
+                    skipped.extend(itertools.islice(iter(skip, 1), batch))
+                finally:
+                    if skipped and len(skipped) < batch:  # a batch cut short by an exception
+                        whole = b"".join([*carry, chunk])[end - start :]
+                        end = _record_ends(whole, end, len(skipped))[-1]
+                        count += len(skipped)
+                count += batch
+                end = tell()
+            ends.extend(map(_second, zip(iter(skip, 1), iter(tell, -1), strict=False)))
+        except msgpack.OutOfData:
+            pass
+        except (msgpack.UnpackException, ValueError) as exc:
+            failure = exc
+        if ends:
+            count += len(ends)
+            end = ends[-1]
+        if not count:
+            carry.append(chunk)
+            if failure is None:
+                # No record finished in this chunk: a large record, or a hostile header. Its
+                # headers are read each time its known beginning has doubled, up to _HEAD_SIZE.
+                have = min(read - start, _HEAD_SIZE)
+                if have > inspected and have >= min(2 * inspected, _HEAD_SIZE):
+                    _check_declared(carry, start, limit, index)
+                    inspected = have
+                if read - start > limit:
+                    raise _too_large(
+                        f"over max_record_size={limit} ({read - start} bytes read and the "
+                        "record is not finished)",
+                        index,
+                        start,
+                    )
+                continue
+        else:
+            cut = end - (read - len(chunk))
+            header = _RUN_HEADER + count.to_bytes(4, "big")
+            run = Run(index, start, count, end, b"".join([header, *carry, chunk[:cut]]))
+            if end - start > limit:
+                # Only then can a record of this run be over the limit.
+                ends = run.ends()
+                sizes = list(map(operator.sub, ends, [start, *ends[:-1]]))
+                over = next((p for p, size in enumerate(sizes) if size > limit), None)
+                if over is not None:
+                    if over:
+                        yield run.first(over)
+                    raise _too_large(
+                        f"{sizes[over]} bytes, over max_record_size={limit}",
+                        index + over,
+                        run.offset(over),
+                    )
+            yield run
+            index += count
+            start = end
+            carry = [memoryview(chunk)[cut:]] if cut < len(chunk) else []
+            inspected = 0
+        if failure is not None:
+            # A header before the failure that declares too much is the first thing wrong,
+            # however the bytes were split into reads; headers after it are never looked at.
+            _check_declared(carry, start, limit, index, tell() - start)
+            raise _decode_error(failure, index, start) from failure
+        if _tail_may_claim_too_much(chunk, read, tell(), limit):
+            # Confirmed the slow way, so that a lookalike inside a value costs a look at the
+            # headers, never a false refusal; a true claim fails now, not after more reads.
+            _check_declared(carry, start, limit, index)
+    if start != chunks.bytes_read:
+        _check_declared(carry, start, limit, index)
+        reason = (
+            f"stream ends inside a record ({chunks.bytes_read - start} bytes of it, need more "
+            "bytes)"
+        )
+        raise TruncatedStreamError(reason, index=index, offset=start)
+
+
+def _shifted(run: Run, first: int, position: int) -> tuple[int, int]:
+    return run.where(first + position)
+
+
+def _one_by_one(
+    run: Run, plan: Plan, skip: SkipLog | None, limit: int
+) -> Generator[list[Any], None, None]:
+    """A run with a bad record: decoded record by record, so that the first bad one is named
+    with its field path, after the records before it were handed over (or, with ``skip``,
+    logged and passed over, the rest handed over)."""
+    decode_one = plan.decoder.decode_one
+    good: list[Any] = []
+    first = 0  # the position of good[0] in the run
+    for position in range(len(run)):
+        try:
+            good.append(decode_one(run.record(position)))
+            continue
+        except RecordFailure as failure:
+            index, offset = run.where(position)
+            error: ReaderError = (RecordError if failure.decodable else DecodeError)(
+                failure.reason, index=index, offset=offset
+            )
+            if not failure.decodable:
+                # msgpack's skip takes a length it overflows (ext32 0xffffffff) for a whole
+                # value: what the record declares says what is really wrong.
+                excess = declared_excess(run.record(position)[:_HEAD_SIZE], limit)
+                if excess is not None:
+                    error = _too_large(f"{excess}, over max_record_size={limit}", index, offset)
+            cause = failure.__cause__
+        yield from _delivered(plan, good, functools.partial(_shifted, run, first), skip)
+        if skip is None or not isinstance(error, RecordError):
+            raise error from cause
+        skip.add(error)
+        good = []
+        first = position + 1
+    yield from _delivered(plan, good, functools.partial(_shifted, run, first), skip)
+
+
+def _delivered(
+    plan: Plan,
+    values: list[Any],
+    where: Callable[[int], tuple[int, int]],
+    skip: SkipLog | None,
+) -> Generator[list[Any], None, None]:
+    """What the plan makes of decoded records, in lists: the records themselves, the
+    converter's batches, or the mapper's results. A record the converter or mapper refuses is
+    located (``where(position)`` is its index and offset) and raised, or, with ``skip``,
+    logged."""
+    if not values:
+        return
+    if plan.convert is not None:
+        yield from _converted(plan.convert, values, where, skip)
+    elif plan.mapper is not None:
+        yield from _mapped(plan.mapper, values, where, skip)
+    else:
+        yield values
+
+
+def _mapped(
+    mapper: Callable[[Any], Any],
+    values: list[Any],
+    where: Callable[[int], tuple[int, int]],
+    skip: SkipLog | None,
+) -> Generator[list[Any], None, None]:
+    mapped: list[Any] = []
+    pending = iter(values)
+    while True:
+        try:
+            mapped.extend(map(mapper, pending))
+        except Exception as exc:
+            if not isinstance(exc, _CONVERSION_ERRORS):
+                # A bug of the mapper's own, not bad data: raised as it is, after the records
+                # before it.
+                if mapped:
+                    yield mapped
+                raise
+            position = len(values) - operator.length_hint(pending) - 1
+            name = getattr(mapper, "__qualname__", "the mapper")
+            reason = f"cannot build a record with {name}: {type(exc).__name__}: {exc}"
+            index, offset = where(position)
+            error = RecordError(reason, index=index, offset=offset)
+            if skip is None:
+                if mapped:
+                    yield mapped
+                raise error from exc
+            skip.add(error)  # and go on with the rest of the batch
+            continue
+        if mapped:
+            yield mapped
+        return
 
 
 def _named(error: _E, chunks: ChunkSource) -> _E:
@@ -343,70 +452,12 @@ def _named(error: _E, chunks: ChunkSource) -> _E:
     return type(error)(reason, index=error.index, offset=error.offset, source=source)
 
 
-def _skipping(
-    values: list[Any],
-    index: int,
-    previous: tuple[int, list[Chunk], int],
-    plan: Plan,
-    limit: int,
-    skip: SkipLog,
-) -> Generator[Any, None, None]:
-    """A batch with a bad record, in skip mode: record by record, logging what is skipped.
-
-    With a converter, the records that pass their checks are converted together afterwards."""
-    anchor, pieces, since = previous
-    starts = _starts(anchor, pieces, since, len(values) + 1)
-    # With a converter, refusals are found after the checks: log the batch's errors apart, to
-    # hand them over in the order of the records.
-    log = skip if plan.convert is None else SkipLog(keep=len(values))
-    passed: list[int] = []  # positions of the records left for the converter
-    for position, value in enumerate(values):
-        offset = starts[position]
-        size = starts[position + 1] - offset
-        if size > limit:
-            raise _too_large(
-                f"{size} bytes, over max_record_size={limit}", index + position, offset
-            )
-        reason = plan.check_one(value)
-        if reason is not None:
-            log.add(RecordError(reason, index=index + position, offset=offset))
-        elif plan.convert is not None:
-            passed.append(position)
-        else:
-            try:
-                (record,) = plan.build((value,))
-            except _CONVERSION_ERRORS as exc:
-                skip.add(_record_error(plan, value, exc, index + position, offset))
-                continue
-            yield record
-    if plan.convert is not None:
-        if passed:
-            yield from _converted(
-                plan.convert,
-                [values[position] for position in passed],
-                lambda at: (index + passed[at], starts[passed[at]]),
-                log,
-            )
-        for error in sorted(log.errors, key=operator.attrgetter("index")):
-            skip.add(error)
-
-
-def _in_batch(
-    index: int,
-    previous: tuple[int, list[Chunk], int],
-    current: tuple[int, list[Chunk]],
-    position: int,
-) -> tuple[int, int]:
-    """The index and offset of the batch's record at ``position`` (see :func:`_locate`)."""
-    return index + position, _locate(position, previous, current)
-
-
 def _converted(
     convert: BatchConverter,
     values: list[Any],
     where: Callable[[int], tuple[int, int]],
     skip: SkipLog | None,
-) -> Generator[Any, None, None]:
+) -> Generator[list[Any], None, None]:
     """``values`` converted in as few calls as the converter allows. A record it refuses is
     located (``where(position)`` is its index and offset) and raised after the records before
     it were converted, or, with ``skip``, logged and passed over."""
@@ -422,80 +473,16 @@ def _converted(
             position, reason = found
             cause: Exception = exc
         else:
-            yield converted
+            yield [converted]
             return
         if position:
-            yield convert(rest[:position])
+            yield [convert(rest[:position])]
         record_index, offset = where(start + position)
         error = RecordError(reason, index=record_index, offset=offset)
         if skip is None:
             raise error from cause
         skip.add(error)
         start += position + 1
-
-
-def _starts(start: int, pieces: Sequence[Chunk], skip: int, count: int) -> list[int]:
-    """Where each of ``count`` consecutive records starts, after ``skip`` records past ``start``.
-
-    The last of them may be unfinished or broken: its start is known all the same.
-    """
-    replay = _replay(pieces)
-    for _ in range(skip):
-        replay.skip()
-    starts = [start + replay.tell()]
-    for _ in range(count - 1):
-        replay.skip()
-        starts.append(start + replay.tell())
-    return starts
-
-
-def _locate(
-    position: int, previous: tuple[int, list[Chunk], int], current: tuple[int, list[Chunk]]
-) -> int:
-    """Where the batch's record at ``position`` starts.
-
-    ``previous`` is the anchor, bytes and record count before the batch; ``current`` the anchor
-    (the end of the batch's first record) and the bytes from it.
-    """
-    if position == 0:
-        return _boundary(*previous)
-    anchor, retained = current
-    return _boundary(anchor, retained, position - 1)
-
-
-def _boundary(start: int, pieces: Sequence[Chunk], count: int) -> int:
-    """The offset at which record ``count`` after the boundary ``start`` starts.
-
-    ``pieces`` are the bytes from ``start`` on; the ``count`` records after ``start`` were all
-    decoded once already, so skipping them cannot fail.
-    """
-    if count == 0:
-        return start
-    replay = _replay(pieces)
-    for _ in range(count):
-        replay.skip()
-    return start + replay.tell()
-
-
-def _replay(pieces: Sequence[Chunk]) -> msgpack.Unpacker:
-    """A fresh decoder holding ``pieces``: the error path re-reads bytes to find boundaries."""
-    replay = msgpack.Unpacker(max_buffer_size=sum(map(len, pieces)) + 1)
-    for piece in pieces:
-        replay.feed(piece)
-    return replay
-
-
-def _first_too_large(
-    previous: tuple[int, list[Chunk], int], count: int, limit: int, index: int
-) -> tuple[int, ReaderError] | None:
-    anchor, pieces, since = previous
-    starts = _starts(anchor, pieces, since, count + 1)
-    for position in range(count):
-        size = starts[position + 1] - starts[position]
-        if size > limit:
-            error = _too_large(f"{size} bytes, over max_record_size={limit}", index + position, 0)
-            return position, error
-    return None
 
 
 # Length-prefixed headers, as (type byte, width of the length field, bytes after the length).
@@ -527,104 +514,33 @@ def _tail_may_claim_too_much(chunk: Chunk, read: int, consumed: int, limit: int)
     return False
 
 
-def _head(pieces: Sequence[Chunk], skip: int) -> bytes:
-    """Up to ``_HEAD_SIZE`` bytes of ``pieces`` after the first ``skip`` bytes."""
-    head = bytearray()
-    for piece in pieces:
-        if skip >= len(piece):
-            skip -= len(piece)
-            continue
-        head += piece[skip : skip + _HEAD_SIZE - len(head)]
-        skip = 0
-        if len(head) >= _HEAD_SIZE:
-            break
-    return bytes(head)
-
-
 def _check_declared(
-    pieces: Sequence[Chunk], anchor: int, start: int, limit: int, index: int
+    pieces: list[Chunk], start: int, limit: int, index: int, size: int = _HEAD_SIZE
 ) -> None:
-    """Refuse the unfinished record at ``start`` if its headers declare more than ``limit``."""
-    excess = declared_excess(_head(pieces, start - anchor), limit)
+    """Refuse the unfinished record at ``start`` (``pieces`` are the bytes from it on) if the
+    headers in its first ``size`` bytes declare more than ``limit``."""
+    excess = declared_excess(_head(pieces, min(size, _HEAD_SIZE)), limit)
     if excess is not None:
         raise _too_large(f"{excess}, over max_record_size={limit}", index, start)
 
 
-def _check_end(
-    unpacker: msgpack.Unpacker,
-    total: int,
-    anchor: int,
-    retained: list[Chunk],
-    since_anchor: int,
-    limit: int,
-    index: int,
-) -> None:
-    # Iterating an Unpacker stops quietly on a cut-off last record. A nil byte fed after the
-    # end comes back as a value of its own only if no record was left unfinished.
-    unpacker.feed(_NIL)
-    try:
-        probe = next(unpacker, _MISSING)
-    except _DECODER_ERRORS:
-        probe = _MISSING
-    if probe is None and unpacker.tell() == total + len(_NIL):
-        return
-    start = _boundary(anchor, retained, since_anchor)
-    _check_declared(retained, anchor, start, limit, index)
-    reason = f"stream ends inside a record ({total - start} bytes of it, need more bytes)"
-    raise TruncatedStreamError(reason, index=index, offset=start)
+def _head(pieces: list[Chunk], size: int) -> bytes:
+    """Up to ``size`` bytes from the start of ``pieces``."""
+    head = bytearray()
+    for piece in pieces:
+        head += piece[: size - len(head)]
+        if len(head) >= size:
+            break
+    return bytes(head)
 
 
-def _located(error: _E, offset: int) -> _E:
-    """``error`` again, now with the offset that was worked out after it was made."""
-    return type(error)(error.reason, index=error.index, offset=offset)
-
-
-def _record_error(plan: Plan, values: Any, exc: Exception, index: int, offset: int) -> RecordError:
-    """The error for a record its constructor or mapper refused, naming why."""
-    schema = plan.schema
-    if plan.mapper is None and isinstance(values, (list, tuple)) and len(values) != len(schema):
-        reason = schema.shape_error(values)
-    else:
-        builder = getattr(plan.mapper, "__qualname__", "the mapper") if plan.mapper else None
-        what = builder or schema.record_type.__qualname__
-        reason = f"cannot build a record with {what}: {type(exc).__name__}: {exc}"
-    return RecordError(reason, index=index, offset=offset)
-
-
-def _decode_error(
-    exc: BaseException, schema: RecordSchema, limit: int, index: int, offset: int
-) -> ReaderError:
-    """Map what msgpack raised to the documented error, with a message a user can act on."""
-    if isinstance(exc, (msgpack.StackError, RecursionError)):
+def _decode_error(exc: BaseException, index: int, offset: int) -> ReaderError:
+    """Map what msgpack's framing raised to the documented error."""
+    if isinstance(exc, msgpack.StackError):
         return DecodeError("nesting deeper than the decoder allows", index=index, offset=offset)
-    if isinstance(exc, UnicodeDecodeError):
-        reason = f"invalid UTF-8 in a str ({exc.reason} at position {exc.start})"
-        return DecodeError(reason, index=index, offset=offset)
     if isinstance(exc, msgpack.FormatError):
         reason = "not valid MessagePack (a reserved byte such as 0xc1, never valid)"
         return DecodeError(reason, index=index, offset=offset)
-    if type(exc) is ValueError and str(exc) == "code must be 0~127":
-        reason = (
-            "an extension type with a negative code other than -1 (reserved by the "
-            "MessagePack specification)"
-        )
-        return DecodeError(reason, index=index, offset=offset)
-    match = _LIMIT_MESSAGE.match(str(exc)) if type(exc) is ValueError else None
-    if match is not None:
-        count, kind = int(match.group(1)), match.group(2)
-        if kind in ("array", "map") and schema.flat and count <= limit:
-            unit = "values" if kind == "array" else "entries"
-            reason = (
-                f"expected an array of {len(schema)} fields, found {_KIND_NAMES[kind]} of "
-                f"{count} {unit} (a record of this type nests no map or longer array)"
-            )
-            return RecordError(reason, index=index, offset=offset)
-        unit = "bytes" if kind in ("str", "bin", "ext") else "entries"
-        return _too_large(
-            f"declares {_KIND_NAMES[kind]} of {count} {unit}, over max_record_size={limit}",
-            index,
-            offset,
-        )
     return DecodeError(
         f"not valid MessagePack ({type(exc).__name__}: {exc})", index=index, offset=offset
     )

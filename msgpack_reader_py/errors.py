@@ -73,6 +73,32 @@ class RecordTooLargeError(ReaderError):
 class RecordError(ReaderError):
     """Valid MessagePack that is not a record of the expected type.
 
-    Raised for a value that is not an array, an array of the wrong length, and a field that
-    fails validation (``validate=True``).
+    Raised for a value that is neither an array nor a map, an array of the wrong length, a map
+    without a required field, and a field that fails its check; the reason names the field's
+    path (``inner.tags[2]``), what it expected and what it found.
     """
+
+
+_REPR_LIMIT = 60
+
+
+def type_name(tp: type) -> str:
+    """Name a type the way a user writes it: ``int``, ``None``, ``Timestamp``."""
+    return "None" if tp is type(None) else tp.__name__
+
+
+def describe(value: object) -> str:
+    """Describe a decoded value for an error message, never embedding a huge one."""
+    code, data = getattr(value, "code", None), getattr(value, "data", None)
+    if isinstance(code, int) and isinstance(data, (bytes, bytearray, memoryview)):
+        return f"extension type {code} ({len(data)} bytes)"
+    if isinstance(value, (list, tuple)):
+        return f"an array of {len(value)} value{'' if len(value) == 1 else 's'}"
+    if isinstance(value, dict):
+        return f"a map of {len(value)} entr{'y' if len(value) == 1 else 'ies'}"
+    if value is None:
+        return "None"
+    text = repr(value)
+    if len(text) > _REPR_LIMIT:
+        text = text[: _REPR_LIMIT - 3] + "..."
+    return f"{type_name(type(value))} {text}"

@@ -31,7 +31,7 @@ class Item:
         """Build an ``Item`` from its wire form, a sequence of the eight field values.
 
         Raises ``TypeError`` when ``values`` does not hold exactly eight values; the field
-        types are not checked (``StreamingReader(..., validate=True)`` does that).
+        types are not checked (``StreamingReader`` does that).
         """
         return cls(*values)
 
@@ -78,7 +78,7 @@ is ``value``, and so on in wire order."""
 
 ITEM_VALUES: type[ItemValues] = tuple[int, int, int, int, int, float, str, str]
 """``ItemValues`` as a record type: ``StreamingReader(source, ITEM_VALUES)`` yields the decoded
-tuples themselves, typed ``ItemValues``, checked to be arrays of eight values (and, with
-``validate=True``, of these types), without building any object per record. The cheapest typed
-record there is; fields are positional. (A type alias cannot be passed where a type is expected,
-hence the separate name.)"""
+tuples themselves, typed ``ItemValues``, checked to be arrays of eight values of these types,
+without building any object per record. The cheapest typed record there is; fields are
+positional. (A type alias cannot be passed where a type is expected, hence the separate
+name.)"""

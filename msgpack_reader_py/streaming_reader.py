@@ -11,6 +11,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import io
+import itertools
 import lzma
 import os
 import typing
@@ -21,10 +22,10 @@ from typing import IO, Any, Generic, Literal, TypeVar, Union, overload
 import msgpack
 
 from . import sniff
-from .decoder import BatchConverter, CompressedDataError, Plan, SkipLog, records, unpacker_options
+from .decoder import CompressedDataError, Plan, SkipLog, records, unpacker_options
+from .engine import ExtHook
 from .errors import RecordError
 from .model import Item
-from .schema import RecordSchema
 from .sniff import Compression
 
 __all__ = [
@@ -32,11 +33,13 @@ __all__ = [
     "DEFAULT_READ_SIZE",
     "OnError",
     "Source",
+    "SourceReader",
     "StreamingReader",
     "read_items",
 ]
 
 T = TypeVar("T")
+_R = TypeVar("_R", bound="SourceReader[Any]")
 
 Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, IO[bytes], Any]
 """What a reader reads: a path, a bytes-like object, or a binary stream with ``read(n)``."""
@@ -365,202 +368,68 @@ class _ZstdFrames:
         del buf[:at]
 
 
-class StreamingReader(Generic[T]):
-    """Read concatenated MessagePack records from ``source`` as typed objects.
+class SourceReader(Generic[T]):
+    """What every reader of one source shares: :class:`StreamingReader` and
+    :class:`~msgpack_reader_py.arrow.BatchReader` are both one.
 
-    ``source`` is a path (``str`` or ``os.PathLike``), a bytes-like object (``bytes``,
-    ``bytearray``, ``memoryview``) or a readable binary stream: anything with ``read(n)``, such
-    as an open file, ``io.BytesIO``, ``sys.stdin.buffer``, ``socket.makefile("rb")`` or
-    ``gzip.open(...)``. A text stream is refused with ``TypeError``.
-
-    Each record is a MessagePack array whose values map positionally onto the fields of
-    ``record_type`` (a dataclass, :class:`~msgpack_reader_py.model.Item` by default). Pass
-    ``mapper`` instead to build each record yourself from the decoded value
-    (``StreamingReader(src, mapper=Item.from_list)``).
-
-    The reader is an iterator and a context manager. It closes only what it opened: a path's
-    file is closed by ``close()``, on leaving the ``with`` block, when the stream is exhausted
-    or fails, and when the reader is garbage-collected; a stream you passed stays open.
-    ``close()`` may be called more than once. A reader belongs to one thread.
-
-    Broken data raises a :class:`~msgpack_reader_py.errors.ReaderError` naming the failing
-    record's ``index`` and byte ``offset``, after every good record before it was yielded;
-    the reader is then finished. I/O errors from the source (``OSError``) pass through as they
-    are. Offsets count from where the reader started reading the source. Errors carry the
-    source's name in ``.source`` where there is one (a path, a stream's ``name``).
-
-    Args:
-        source: what to read (see above).
-        record_type: the dataclass each record becomes. Default :class:`Item`.
-        mapper: a callable applied to each decoded value instead of ``record_type(*values)``;
-            a ``TypeError``, ``ValueError``, ``KeyError`` or ``IndexError`` it raises becomes a
-            ``RecordError``. Without ``validate`` it receives any decoded value unchecked.
-        validate: check every record against ``record_type``'s field annotations (exact types:
-            a ``bool`` is not an ``int``; an ``int`` is accepted for ``float``; ``X | None``).
-            Default ``False``: only the record's shape (an array of the right length) is checked.
-        max_record_size: the largest encoded record accepted, in bytes. Default 100 MiB.
-        read_size: the most bytes asked of the source in one read. Default 64 KiB.
-        on_error: ``"raise"`` (default) or ``"skip"``. With ``"skip"``, a record that is valid
-            MessagePack but not a record of the type (a ``RecordError``: wrong shape, failed
-            validation, a constructor or mapper that refused it) is passed over and counted in
-            ``skipped``; ``errors`` keeps the first 100, each with its index (counting every
-            record of the stream, skipped ones too) and offset. Decoding errors, truncation and
-            over-size records still raise: after them no record boundary can be trusted.
-        decompress: read a source whose first bytes are gzip, bzip2, xz or (with the ``zstd``
-            extra) zstd through a decompressor, a read at a time; offsets, ``bytes_read`` and
-            record sizes then count decompressed bytes. Default ``True``.
+    An iterator and a context manager. It closes only what it opened: a path's file is closed
+    by ``close()``, on leaving the ``with`` block, when the stream is exhausted or fails, and
+    when the reader is garbage-collected; a stream you passed stays open. ``close()`` may be
+    called more than once. A reader belongs to one thread.
     """
 
-    @overload
-    def __init__(
-        self: StreamingReader[Item],
-        source: Source,
-        record_type: type[Item] = ...,
-        *,
-        mapper: None = None,
-        validate: bool = False,
-        max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
-        read_size: int = DEFAULT_READ_SIZE,
-        on_error: OnError = "raise",
-        decompress: bool = True,
-    ) -> None: ...
-
-    @overload
-    def __init__(
-        self: StreamingReader[T],
-        source: Source,
-        record_type: type[T],
-        *,
-        mapper: None = None,
-        validate: bool = False,
-        max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
-        read_size: int = DEFAULT_READ_SIZE,
-        on_error: OnError = "raise",
-        decompress: bool = True,
-    ) -> None: ...
-
-    @overload
-    def __init__(
-        self: StreamingReader[T],
-        source: Source,
-        record_type: type[Any] = ...,
-        *,
-        mapper: Callable[[Any], T],
-        validate: bool = False,
-        max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
-        read_size: int = DEFAULT_READ_SIZE,
-        on_error: OnError = "raise",
-        decompress: bool = True,
-    ) -> None: ...
-
-    def __init__(
-        self,
-        source: Source,
-        record_type: type[Any] = Item,
-        *,
-        mapper: Callable[[Any], Any] | None = None,
-        validate: bool = False,
-        max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
-        read_size: int = DEFAULT_READ_SIZE,
-        on_error: OnError = "raise",
-        decompress: bool = True,
-    ) -> None:
-        if mapper is not None and not callable(mapper):
-            raise TypeError(f"mapper must be callable, got {mapper!r}")
-        check_on_error(on_error)
-        _check_sizes(max_record_size, read_size)
-        self._start(
-            source,
-            RecordSchema(record_type),
-            mapper=mapper,
-            validate=validate,
-            skip=on_error == "skip",
-            max_record_size=max_record_size,
-            read_size=read_size,
-            decompress=decompress,
-        )
-
-    @classmethod
-    def _converting(
-        cls,
-        source: Source,
-        schema: RecordSchema,
-        convert: BatchConverter,
-        *,
-        max_record_size: int,
-        read_size: int,
-        on_error: OnError = "raise",
-        decompress: bool = True,
-    ) -> StreamingReader[Any]:
-        """A reader whose items are whole batches of validated records of ``schema``, each
-        converted by ``convert`` in one call (the Arrow columns of :mod:`.arrow`), with the
-        same error contract: a refused record is located, the records before it converted
-        first. With ``on_error="skip"``, records that fail their checks or that the converter
-        refuses are passed over and logged, and the rest converted."""
-        _check_sizes(max_record_size, read_size)
-        check_on_error(on_error)
-        reader: StreamingReader[Any] = cls.__new__(cls)
-        reader._start(
-            source,
-            schema,
-            validate=True,
-            skip=on_error == "skip",
-            convert=convert,
-            max_record_size=max_record_size,
-            read_size=read_size,
-            decompress=decompress,
-        )
-        return reader
+    record_type: Any
+    """The record type the reader checks records against."""
+    max_record_size: int
+    _source: _Chunks
+    _skipped: SkipLog | None
+    _batches: Generator[list[Any], None, None]
+    _records: Iterator[T]
+    _closed: bool
 
     def _start(
         self,
         source: Source,
-        schema: RecordSchema,
+        record_type: Any,
+        plan: Plan,
         *,
-        mapper: Callable[[Any], Any] | None = None,
-        validate: bool,
-        skip: bool = False,
-        convert: BatchConverter | None = None,
+        on_error: OnError,
         max_record_size: int,
         read_size: int,
-        decompress: bool = True,
-    ) -> None:
-        """Everything decided once per stream: decoder limits, checks, how records are made."""
-        options = unpacker_options(schema, mapper, max_record_size, read_size, skip=skip)
-        sequence = list if options["use_list"] else tuple
-        plan = Plan(
-            schema,
-            # Without validation a mapper receives any decoded value unchecked.
-            sequence=sequence if mapper is None or validate else None,
-            validate=validate,
-            mapper=mapper,
-            convert=convert,
-        )
+        decompress: bool,
+    ) -> Iterator[Any]:
+        """Open ``source`` and return the iterator of what ``plan`` makes of its records.
+
+        Everything decided once per stream is decided here: the options are checked, the
+        source opened, the decoder and its limits made. A subclass keeps the iterator, or
+        wraps it, as ``_records``: what iterating the reader yields.
+        """
+        check_on_error(on_error)
+        _check_sizes(max_record_size, read_size)
+        self._closed = True  # until the source is open: close() then has nothing to do
         self._source = _Chunks(source, read_size, decompress=decompress)
-        self.record_type = schema.record_type
+        self.record_type = record_type
         self.max_record_size = max_record_size
-        self.validate = validate
-        self.mapper = mapper
-        unpacker = msgpack.Unpacker(**options)
-        self._skipped = SkipLog() if skip else None
-        self._records: Generator[T, None, None] = records(
-            self._source, unpacker, plan, max_record_size, self._skipped
-        )
+        unpacker = msgpack.Unpacker(**unpacker_options(max_record_size, read_size))
+        self._skipped = SkipLog() if on_error == "skip" else None
         self._closed = False
+        self._batches = records(self._source, unpacker, plan, max_record_size, self._skipped)
+        # Records are handed over in lists: chain steps through each in C.
+        return itertools.chain.from_iterable(self._batches)
 
     def __iter__(self) -> Iterator[T]:
-        # The generator itself, not ``self``: a ``for`` loop then resumes it directly instead
+        # The iterator itself, not ``self``: a ``for`` loop then steps it directly instead
         # of paying for a Python-level ``__next__`` call per record.
         if self._closed:
-            raise ValueError("I/O operation on a closed StreamingReader")
+            raise ValueError(f"I/O operation on a closed {type(self).__name__}")
         return self._records
 
     def __next__(self) -> T:
         if self._closed:
-            raise ValueError("I/O operation on a closed StreamingReader")
+            raise ValueError(f"I/O operation on a closed {type(self).__name__}")
         return next(self._records)
 
-    def __enter__(self) -> StreamingReader[T]:
+    def __enter__(self: _R) -> _R:
         return self
 
     def __exit__(
@@ -576,7 +445,7 @@ class StreamingReader(Generic[T]):
         if self._closed:
             return
         self._closed = True
-        self._records.close()
+        self._batches.close()
         self._source.close()
 
     @property
@@ -617,6 +486,138 @@ class StreamingReader(Generic[T]):
         """The source's name: its path, its ``name`` attribute, or its type."""
         return self._source.name
 
+
+class StreamingReader(SourceReader[T]):
+    """Read concatenated MessagePack records from ``source`` as typed objects.
+
+    ``source`` is a path (``str`` or ``os.PathLike``), a bytes-like object (``bytes``,
+    ``bytearray``, ``memoryview``) or a readable binary stream: anything with ``read(n)``, such
+    as an open file, ``io.BytesIO``, ``sys.stdin.buffer``, ``socket.makefile("rb")`` or
+    ``gzip.open(...)``. A text stream is refused with ``TypeError``.
+
+    Each record becomes a ``record_type`` (:class:`~msgpack_reader_py.model.Item` by
+    default): a dataclass, a ``typing.NamedTuple``, a ``msgspec.Struct`` or a ``tuple[...]``
+    type, whose fields may themselves be such record types, to any depth. A record, and every
+    record nested in it, may be a MessagePack array of its fields in order (trailing fields
+    with defaults may be missing) or a map of its fields by name (keys it does not know are
+    ignored), in any mix. Every field is checked as its annotation says, every element of
+    every container included: a ``bool`` is not an ``int``; an ``int`` is accepted for a
+    ``float``; the timestamp extension becomes an aware UTC ``datetime``. Pass ``mapper``
+    instead to build each record yourself from the decoded value, unchecked.
+
+    The reader is an iterator and a context manager. It closes only what it opened: a path's
+    file is closed by ``close()``, on leaving the ``with`` block, when the stream is exhausted
+    or fails, and when the reader is garbage-collected; a stream you passed stays open.
+    ``close()`` may be called more than once. A reader belongs to one thread.
+
+    Broken data raises a :class:`~msgpack_reader_py.errors.ReaderError` naming the failing
+    record's ``index`` and byte ``offset``, after every good record before it was yielded;
+    the reader is then finished. I/O errors from the source (``OSError``) pass through as they
+    are. Offsets count from where the reader started reading the source. Errors carry the
+    source's name in ``.source`` where there is one (a path, a stream's ``name``).
+
+    Args:
+        source: what to read (see above).
+        record_type: the type each record becomes (see above). Default :class:`Item`.
+        mapper: a callable applied to each record as decoded (lists for arrays, dicts for
+            maps, ``datetime`` for the timestamp extension, ``msgspec.msgpack.Ext`` for other
+            extensions), instead of building a ``record_type``; a ``TypeError``,
+            ``ValueError``, ``KeyError`` or ``IndexError`` it raises becomes a ``RecordError``.
+            It is called on a whole chunk's records before the first of them is handed over.
+        ext_hook: ``ext_hook(code, data) -> value`` turns extension types other than the
+            timestamp (-1) into values, as in msgpack and msgspec; it is called where a field
+            accepts ``Any`` or ``datetime``, so that a field annotated ``datetime`` can take
+            the value it returns (see :func:`~msgpack_reader_py.ext.fluentd_event_time`). An
+            exception it raises becomes a ``RecordError``.
+        forbid_unknown_keys: refuse a map-shaped record (or nested record) with a key that
+            names no field, as a ``RecordError``. Default ``False``: such keys are ignored.
+        max_record_size: the largest encoded record accepted, in bytes. Default 100 MiB.
+        read_size: the most bytes asked of the source in one read. Default 64 KiB.
+        on_error: ``"raise"`` (default) or ``"skip"``. With ``"skip"``, a record that is valid
+            MessagePack but not a record of the type (a ``RecordError``: wrong shape, failed
+            a field that fails its check, a mapper that refused it) is passed over and counted in
+            ``skipped``; ``errors`` keeps the first 100, each with its index (counting every
+            record of the stream, skipped ones too) and offset. Decoding errors, truncation and
+            over-size records still raise: after them no record boundary can be trusted.
+        decompress: read a source whose first bytes are gzip, bzip2, xz or (with the ``zstd``
+            extra) zstd through a decompressor, a read at a time; offsets, ``bytes_read`` and
+            record sizes then count decompressed bytes. Default ``True``.
+    """
+
+    @overload
+    def __init__(
+        self: StreamingReader[Item],
+        source: Source,
+        record_type: type[Item] = ...,
+        *,
+        mapper: None = None,
+        ext_hook: ExtHook | None = None,
+        forbid_unknown_keys: bool = False,
+        max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
+        read_size: int = DEFAULT_READ_SIZE,
+        on_error: OnError = "raise",
+        decompress: bool = True,
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: StreamingReader[T],
+        source: Source,
+        record_type: type[T],
+        *,
+        mapper: None = None,
+        ext_hook: ExtHook | None = None,
+        forbid_unknown_keys: bool = False,
+        max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
+        read_size: int = DEFAULT_READ_SIZE,
+        on_error: OnError = "raise",
+        decompress: bool = True,
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: StreamingReader[T],
+        source: Source,
+        record_type: type[Any] = ...,
+        *,
+        mapper: Callable[[Any], T],
+        ext_hook: ExtHook | None = None,
+        forbid_unknown_keys: bool = False,
+        max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
+        read_size: int = DEFAULT_READ_SIZE,
+        on_error: OnError = "raise",
+        decompress: bool = True,
+    ) -> None: ...
+
+    def __init__(
+        self,
+        source: Source,
+        record_type: type[Any] = Item,
+        *,
+        mapper: Callable[[Any], Any] | None = None,
+        ext_hook: ExtHook | None = None,
+        forbid_unknown_keys: bool = False,
+        max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
+        read_size: int = DEFAULT_READ_SIZE,
+        on_error: OnError = "raise",
+        decompress: bool = True,
+    ) -> None:
+        if mapper is not None and not callable(mapper):
+            raise TypeError(f"mapper must be callable, got {mapper!r}")
+        self.mapper = mapper
+        plan = Plan(
+            record_type, mapper=mapper, ext_hook=ext_hook, forbid_unknown_keys=forbid_unknown_keys
+        )
+        self._records = self._start(
+            source,
+            record_type,
+            plan,
+            on_error=on_error,
+            max_record_size=max_record_size,
+            read_size=read_size,
+            decompress=decompress,
+        )
+
     def __repr__(self) -> str:
         kind = "mapper=" + getattr(self.mapper, "__qualname__", repr(self.mapper))
         if self.mapper is None:
@@ -631,7 +632,8 @@ def read_items(
     record_type: type[Item] = ...,
     *,
     mapper: None = None,
-    validate: bool = False,
+    ext_hook: ExtHook | None = None,
+    forbid_unknown_keys: bool = False,
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     read_size: int = DEFAULT_READ_SIZE,
     on_error: OnError = "raise",
@@ -645,7 +647,8 @@ def read_items(
     record_type: type[T],
     *,
     mapper: None = None,
-    validate: bool = False,
+    ext_hook: ExtHook | None = None,
+    forbid_unknown_keys: bool = False,
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     read_size: int = DEFAULT_READ_SIZE,
     on_error: OnError = "raise",
@@ -659,7 +662,8 @@ def read_items(
     record_type: type[Any] = ...,
     *,
     mapper: Callable[[Any], T],
-    validate: bool = False,
+    ext_hook: ExtHook | None = None,
+    forbid_unknown_keys: bool = False,
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     read_size: int = DEFAULT_READ_SIZE,
     on_error: OnError = "raise",
@@ -672,7 +676,8 @@ def read_items(
     record_type: type[Any] = Item,
     *,
     mapper: Callable[[Any], Any] | None = None,
-    validate: bool = False,
+    ext_hook: ExtHook | None = None,
+    forbid_unknown_keys: bool = False,
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     read_size: int = DEFAULT_READ_SIZE,
     on_error: OnError = "raise",
@@ -687,7 +692,8 @@ def read_items(
         source,
         record_type,
         mapper=mapper,
-        validate=validate,
+        ext_hook=ext_hook,
+        forbid_unknown_keys=forbid_unknown_keys,
         max_record_size=max_record_size,
         read_size=read_size,
         on_error=on_error,

@@ -13,6 +13,7 @@ reads, so a report can turn times into records/s and MB/s (``benchmarks/report.p
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import functools
 import io
 import json
@@ -26,12 +27,14 @@ from pathlib import Path
 from typing import Any
 
 import msgpack
+import msgspec
 
-from msgpack_reader_py import ITEM_VALUES, StreamingReader, get_iter, pack_items
+from msgpack_reader_py import ITEM_VALUES, Item, StreamingReader, get_iter, pack_items
 
 __all__ = [
     "MESSAGE_SIZES",
     "REFERENCE_BENCHMARKS",
+    "ItemStruct",
     "SizedRecord",
     "Workload",
     "count_raw",
@@ -49,11 +52,27 @@ MESSAGE_SIZE_STREAM = 4 * 1024 * 1024  # at least this much stream per message s
 REFERENCE_BENCHMARKS = (
     "raw_unpacker_baseline",
     "in_memory_stream_benchmark",
-    "validated_stream_benchmark",
     "file_stream_benchmark",
     "fast_stream_benchmark",
+    "struct_stream_benchmark",
     "arrow_batches_benchmark",
+    "raw_map_unpacker_baseline",
+    "map_stream_benchmark",
 )
+
+
+class ItemStruct(msgspec.Struct, array_like=True):
+    """:class:`~msgpack_reader_py.Item` as an ``array_like`` ``msgspec.Struct``: msgspec builds
+    it from the array in C, so it is the cheapest record with named fields."""
+
+    id: int
+    process_id: int
+    thread_id: int
+    timestamp_ns: int
+    line: int
+    value: float
+    filename: str
+    path: str
 
 
 @dataclass(slots=True)
@@ -136,6 +155,15 @@ def reference_data() -> bytes:
 
 
 @functools.cache
+def reference_map_data() -> bytes:
+    """The reference records as most encoders write a struct: each a map keyed by field name."""
+    names = [field.name for field in dataclasses.fields(Item)]
+    pack = msgpack.Packer().pack
+    unpacker = msgpack.Unpacker(io.BytesIO(reference_data()))
+    return b"".join(pack(dict(zip(names, values, strict=True))) for values in unpacker)
+
+
+@functools.cache
 def _reference_file() -> str:
     handle, path = tempfile.mkstemp(prefix="msgpack-reader-bench-", suffix=".msgpack")
     with os.fdopen(handle, "wb") as stream:
@@ -152,15 +180,20 @@ def reference_workloads() -> dict[str, Workload]:
     def in_memory() -> io.BytesIO:
         return io.BytesIO(data)
 
-    runs: dict[str, Callable[[], int]] = {
-        "raw_unpacker_baseline": functools.partial(count_raw, data),
-        "in_memory_stream_benchmark": _count(in_memory),
-        "validated_stream_benchmark": _count(in_memory, validate=True),
-        "file_stream_benchmark": _count(_reference_file),
-        "fast_stream_benchmark": _count(in_memory, record_type=ITEM_VALUES),
-        "arrow_batches_benchmark": _count_rows(in_memory),
+    maps = reference_map_data()
+    runs: dict[str, tuple[Callable[[], int], int]] = {
+        "raw_unpacker_baseline": (functools.partial(count_raw, data), len(data)),
+        "in_memory_stream_benchmark": (_count(in_memory), len(data)),
+        "file_stream_benchmark": (_count(_reference_file), len(data)),
+        "fast_stream_benchmark": (_count(in_memory, record_type=ITEM_VALUES), len(data)),
+        "struct_stream_benchmark": (_count(in_memory, record_type=ItemStruct), len(data)),
+        "arrow_batches_benchmark": (_count_rows(in_memory), len(data)),
+        "raw_map_unpacker_baseline": (functools.partial(count_raw, maps), len(maps)),
+        "map_stream_benchmark": (_count(functools.partial(io.BytesIO, maps)), len(maps)),
     }
-    return {name: Workload(name, run, REFERENCE_MESSAGES, len(data)) for name, run in runs.items()}
+    return {
+        name: Workload(name, run, REFERENCE_MESSAGES, size) for name, (run, size) in runs.items()
+    }
 
 
 def _sized_layout(size: int) -> tuple[int, bytes]:
@@ -218,12 +251,12 @@ def main() -> None:
     runner.metadata["msgpack_version"] = ".".join(map(str, msgpack.version))
     runner.metadata["machine"] = platform.machine()
     # Registering is cheap: a worker process builds only the data of the benchmark it runs.
-    reference_size = len(reference_data())
+    sizes = {False: len(reference_data()), True: len(reference_map_data())}
     for name in REFERENCE_BENCHMARKS:
         runner.bench_time_func(
             name,
             _timed(functools.partial(_reference_workload, name)),
-            metadata={"records": REFERENCE_MESSAGES, "stream_bytes": reference_size},
+            metadata={"records": REFERENCE_MESSAGES, "stream_bytes": sizes["map" in name]},
         )
     for size in MESSAGE_SIZES:
         metadata = {"records": _sized_layout(size)[0], "stream_bytes": _message_size_bytes(size)}

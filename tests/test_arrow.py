@@ -264,23 +264,16 @@ def test_tuple_type_columns_are_named_by_position() -> None:
     )
 
 
-@dataclass
-class Inner:
-    x: int
-
-
+# Lists, maps and nested records have Arrow types now (tests/test_arrow_nested.py).
 UNSUPPORTED: dict[str, Any] = {
-    "list[int]": list[int],
     "list": list,
     "dict": dict,
-    "dict[str, int]": dict[str, int],
     "Any": Any,
     "object": object,
     "int | str": int | str,
     "int | str | None": int | str | None,
-    "list[int] | None": list[int] | None,
     "tuple[int, int]": tuple[int, int],
-    "nested dataclass": Inner,
+    "dict[float, int]": dict[float, int],
     "None": None,
 }
 
@@ -308,21 +301,21 @@ def test_unsupported_annotation_fails_at_the_call_before_reading(name: str) -> N
 def test_unsupported_annotation_does_not_open_the_path(small_path: Path) -> None:
     """A refused record type leaves no file open."""
     with pytest.raises(TypeError, match="field `odd`"):
-        read_batches(small_path, one_field(list[int], "odd"))
+        read_batches(small_path, one_field(Any, "odd"))
     assert not is_open(small_path)
 
 
 class BadReading(NamedTuple):
     sensor: str
-    tags: list[str]
+    tags: Any
 
 
 def test_unsupported_named_tuple_and_tuple_fields_are_refused() -> None:
     """NamedTuple and tuple record types are checked the same way."""
     with pytest.raises(TypeError, match="field `tags`"):
         read_batches(UnreadableSource(), BadReading)
-    with pytest.raises(TypeError, match="list"):
-        read_batches(UnreadableSource(), tuple[int, list[int]])
+    with pytest.raises(TypeError, match="annotated object"):
+        read_batches(UnreadableSource(), tuple[int, object])
 
 
 # --------------------------------------------------------------------------------------------
@@ -847,20 +840,18 @@ DAMAGES: dict[str, Damage] = {
     ),
     "bool in an int field": Damage(with_field("id", True), RecordError, field="id"),
     "7 values for 8 fields": Damage(replaced_by(lambda values: values[:7]), RecordError),
-    "a map, not an array": Damage(
-        replaced_by(lambda values: dict(zip(ITEM_FIELDS, values, strict=True))), RecordError
+    "a map without `line`": Damage(
+        replaced_by(
+            lambda values: {k: v for k, v in zip(ITEM_FIELDS, values, strict=True) if k != "line"}
+        ),
+        RecordError,
+        field="line",
     ),
     "2**63 in an int64 field (Arrow)": Damage(
         with_field("id", 2**63), RecordError, "id", ARROW_CAUSES, 2**63
     ),
     "uint64 max in an int64 field (Arrow)": Damage(
         with_field("timestamp_ns", 2**64 - 1), RecordError, "timestamp_ns", ARROW_CAUSES, 2**64 - 1
-    ),
-    "2**53+1 in a float64 field (Arrow)": Damage(
-        with_field("value", 2**53 + 1), RecordError, "value", ARROW_CAUSES, 2**53 + 1
-    ),
-    "-(2**53)-1 in a float64 field (Arrow)": Damage(
-        with_field("value", -(2**53) - 1), RecordError, "value", ARROW_CAUSES, -(2**53) - 1
     ),
 }
 ARROW_REFUSALS = [name for name in DAMAGES if name.endswith("(Arrow)")]
@@ -1017,8 +1008,8 @@ def packed_records(records: list[list[Any]]) -> tuple[bytes, list[int]]:
 @pytest.mark.parametrize("read_size", [1, DEFAULT_READ_SIZE])
 @pytest.mark.parametrize(
     ("record_type", "column"),
-    [(AllTypes, "oi"), (AllTypes, "of")],
-    ids=["int | None", "float | None"],
+    [(AllTypes, "oi")],
+    ids=["int | None"],
 )
 def test_arrow_refusal_in_a_nullable_field(
     record_type: type[Any], column: str, read_size: int
@@ -1027,7 +1018,7 @@ def test_arrow_refusal_in_a_nullable_field(
     values = [list(record) for record in ALL_TYPES_VALUES]
     bad = list(values[1])
     position = list(ALL_TYPES_SCHEMA.names).index(column)
-    bad[position] = 2**63 if column == "oi" else 2**53 + 1
+    bad[position] = 2**63
     records = [*values, bad, *values]
     data, offsets = packed_records(records)
     reader = read_batches(data, record_type, batch_size=3, read_size=read_size)
@@ -1039,13 +1030,19 @@ def test_arrow_refusal_in_a_nullable_field(
     assert isinstance(error.__cause__, ARROW_CAUSES)
 
 
-@pytest.mark.parametrize("record_type", [Reading, tuple[str, float | None, bool]], ids=str)
+class Count(NamedTuple):
+    sensor: str
+    total: int | None
+    ok: bool
+
+
+@pytest.mark.parametrize("record_type", [Count, tuple[str, int | None, bool]], ids=str)
 def test_arrow_refusal_is_located_for_named_tuple_and_tuple_records(
     record_type: type[Any],
 ) -> None:
     """Arrow refusals are located for NamedTuple and tuple records too."""
-    good: list[list[Any]] = [["a", 1.5, True], ["b", None, False]] * 4
-    records = [*good, ["c", 2**53 + 1, True], *good]
+    good: list[list[Any]] = [["a", 1, True], ["b", None, False]] * 4
+    records = [*good, ["c", 2**63, True], *good]
     data, offsets = packed_records(records)
     batches, error = drain(read_batches(data, record_type, batch_size=3))
     assert [row for batch in batches for row in batch.to_pylist()] == [
@@ -1243,7 +1240,8 @@ def test_close_before_reading_closes_the_file(small_path: Path) -> None:
         assert is_open(small_path)
         reader.close()
         assert not is_open(small_path)
-        assert list(reader) == []
+        with pytest.raises(ValueError, match="I/O operation on a closed BatchReader"):
+            next(reader)
 
 
 def test_caller_stream_stays_open(small_path: Path) -> None:
@@ -1305,7 +1303,8 @@ def test_close_after_the_partial_batch_does_not_raise(
     assert next(reader).num_rows == 30
     reader.close()
     assert reader.closed
-    assert list(reader) == []
+    with pytest.raises(ValueError, match="closed BatchReader"):
+        list(reader)
 
 
 def test_close_twice_is_safe(small_path: Path) -> None:
@@ -1319,11 +1318,12 @@ def test_close_twice_is_safe(small_path: Path) -> None:
 
 
 def test_close_in_the_middle_stops_reading(reference_bytes: bytes) -> None:
-    """After close(), iteration yields nothing more."""
+    """After close(), iteration is refused, as a closed file's is."""
     reader = read_batches(reference_bytes, batch_size=10, read_size=100)
     next(reader)
     reader.close()
-    assert list(reader) == []
+    with pytest.raises(ValueError, match="closed BatchReader"):
+        iter(reader)
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import msgpack
+import msgspec
 import pytest
 
 from msgpack_reader_py import StreamingReader
@@ -19,7 +20,8 @@ from .reference import REFERENCE_MESSAGES, REFERENCE_SIZE
 @pytest.mark.parametrize("name", bench.REFERENCE_BENCHMARKS)
 def test_reference_workloads_read_every_record(name: str) -> None:
     workload = bench.reference_workloads()[name]
-    assert (workload.records, workload.size) == (REFERENCE_MESSAGES, REFERENCE_SIZE)
+    size = len(bench.reference_map_data()) if "map" in name else REFERENCE_SIZE
+    assert (workload.records, workload.size) == (REFERENCE_MESSAGES, size)
     assert workload.run() == REFERENCE_MESSAGES
     assert workload.time(2) > 0
 
@@ -40,6 +42,21 @@ def test_a_workload_that_miscounts_fails() -> None:
     wrong = bench.Workload("wrong", workload.run, workload.records + 1, workload.size)
     with pytest.raises(AssertionError, match="counted 10000 records, expected 10001"):
         wrong.time(1)
+
+
+def test_the_map_shaped_reference_holds_the_same_items(reference_items: list[Any]) -> None:
+    maps = bench.reference_map_data()
+    unpacker = msgpack.Unpacker()
+    unpacker.feed(maps)
+    assert all(isinstance(value, dict) for value in unpacker)
+    assert list(StreamingReader(maps)) == reference_items
+
+
+def test_item_struct_records_are_the_reference_items(reference_items: list[Any]) -> None:
+    structs = list(StreamingReader(bench.reference_data(), bench.ItemStruct))
+    assert [msgspec.structs.astuple(s) for s in structs] == [
+        tuple(item.to_list()) for item in reference_items
+    ]
 
 
 def test_sized_records_decode_as_sized_record() -> None:

@@ -432,6 +432,100 @@ def test_dump_of_valid_data_passes_validation(
     assert [item_from_json(line) for line in lines] == reference_items[:5]
 
 
+# --- map-shaped records -------------------------------------------------------------------------
+
+
+def as_map(item: Item) -> dict[str, Any]:
+    """``item`` as a map keyed by field name, its keys in the reverse of the fields' order."""
+    return dict(reversed(list(zip(FIELD_NAMES, item.to_list(), strict=True))))
+
+
+GOOD_RECORD = next(iter(get_iter(1, seed=5)))
+
+
+def maps_and_arrays(items: list[Item]) -> bytes:
+    """``items`` packed alternately as maps (even indices, with an unknown key) and arrays."""
+    return b"".join(
+        msgpack.packb({**as_map(item), "host": "unknown keys are ignored"})
+        if index % 2 == 0
+        else msgpack.packb(item.to_list())
+        for index, item in enumerate(items)
+    )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["read", "--json"],
+        ["dump"],
+        ["dump", "--format", "csv"],
+        ["convert", "--to", "jsonl", "-o", "-"],
+        ["convert", "--to", "csv", "-o", "-"],
+    ],
+    ids=" ".join,
+)
+def test_map_shaped_items_are_read_like_arrays(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    reference_items: list[Item],
+    argv: list[str],
+) -> None:
+    items = reference_items[:50]
+    data = maps_and_arrays(items)
+    path = tmp_path / "maps.msgpack"
+    path.write_bytes(data)
+    assert main([argv[0], str(path), *argv[1:]]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    if argv[0] == "read":
+        summary = json.loads(out)
+        assert (summary["records"], summary["bytes"]) == (len(items), len(data))
+        assert summary["sum_of_ids"] == sum(item.id for item in items)
+    elif "csv" in argv:
+        rows = list(csv.reader(io.StringIO(out)))
+        assert rows[0] == FIELD_NAMES
+        assert [item_from_csv(row) for row in rows[1:]] == items
+    else:
+        assert [item_from_json(line) for line in out.splitlines()] == items
+
+
+def test_a_map_missing_a_field_after_maps_is_located(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, reference_items: list[Item]
+) -> None:
+    good = maps_and_arrays(reference_items[:3])
+    path = tmp_path / "maps.msgpack"
+    path.write_bytes(good + msgpack.packb(without(as_map(reference_items[3]), "line")) + good)
+    assert main(["dump", str(path)]) == EXIT_DATA_ERROR
+    out, err = capsys.readouterr()
+    assert [item_from_json(line) for line in out.splitlines()] == reference_items[:3]
+    assert error_line(err) == (
+        f"error: {path}: record 3 at byte {len(good)}: "
+        "field `line` is missing (a map without its key, and no default)"
+    )
+
+
+def test_skip_invalid_passes_over_maps_that_are_not_items(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, reference_items: list[Item]
+) -> None:
+    first, second, third = reference_items[:3]
+    records: list[bytes] = [
+        msgpack.packb(as_map(first)),
+        msgpack.packb(without(as_map(reference_items[3]), "line")),
+        msgpack.packb(second.to_list()),
+        msgpack.packb({**as_map(reference_items[4]), "line": "x"}),
+        msgpack.packb(as_map(third)),
+    ]
+    path = tmp_path / "maps.msgpack"
+    path.write_bytes(b"".join(records))
+    assert main(["dump", str(path), "--skip-invalid"]) == 0
+    out, err = capsys.readouterr()
+    assert [item_from_json(line) for line in out.splitlines()] == [first, second, third]
+    assert err == (
+        f"{path}: skipped 2 invalid records; the first: record 1 at byte {len(records[0])}: "
+        "field `line` is missing (a map without its key, and no default)\n"
+    )
+
+
 def wrongly_typed_file(
     tmp_path: Path, reference_items: list[Item], index: int, field: str, value: object
 ) -> Path:
@@ -662,23 +756,52 @@ def test_corrupt_byte_inside_a_record(
     assert "not valid MessagePack" in line
 
 
-@pytest.mark.parametrize(
-    "value", [5, "text", {"id": 1}, [1, 2, 3]], ids=["int", "str", "map", "short-array"]
-)
-def test_a_record_that_is_not_an_eight_field_array(
+def without(record: dict[str, Any], field: str) -> dict[str, Any]:
+    return {key: value for key, value in record.items() if key != field}
+
+
+# value -> the reason the error line gives after "record 3 at byte N: "
+NOT_AN_ITEM: dict[str, tuple[object, str]] = {
+    "int": (5, "expected an array or a map of 8 fields, found int 5"),
+    "str": ("text", "expected an array or a map of 8 fields, found str 'text'"),
+    "short-array": (
+        [1, 2, 3],
+        "expected an array or a map of 8 fields, found an array of 3 values",
+    ),
+    "long-array": (
+        [*GOOD_RECORD.to_list(), 9],
+        "expected an array or a map of 8 fields, found an array of 9 values",
+    ),
+    "map-without-line": (
+        without(as_map(GOOD_RECORD), "line"),
+        "field `line` is missing (a map without its key, and no default)",
+    ),
+    "map-with-a-str-line": (
+        {**as_map(GOOD_RECORD), "line": "x"},
+        "field `line` expected int, got str 'x'",
+    ),
+    "map-with-a-bool-id": (
+        {**as_map(GOOD_RECORD), "id": True},
+        "field `id` expected int, got bool True",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(NOT_AN_ITEM))
+def test_a_record_that_is_not_an_item(
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
     reference_items: list[Item],
     record_offsets: list[int],
-    value: object,
+    name: str,
 ) -> None:
+    value, reason = NOT_AN_ITEM[name]
     path = tmp_path / "not-a-record.msgpack"
     path.write_bytes(pack_items(reference_items[:3]) + msgpack.packb(value))
     assert main(["dump", str(path)]) == EXIT_DATA_ERROR
     out, err = capsys.readouterr()
     assert [item_from_json(line) for line in out.splitlines()] == reference_items[:3]
-    line = error_line(err)
-    assert line.startswith(f"error: {path}: record 3 at byte {record_offsets[3]}: ")
+    assert error_line(err) == f"error: {path}: record 3 at byte {record_offsets[3]}: {reason}"
 
 
 def test_stdin_io_error(

@@ -161,7 +161,7 @@ def test_dump_error_in_a_later_source_comes_after_the_earlier_records(
     line = error_line(err)
     offset = len(pack_items(second[:2]))
     assert line == (
-        f"error: {b}: record 2 at byte {offset}: expected an array of 8 fields, "
+        f"error: {b}: record 2 at byte {offset}: expected an array or a map of 8 fields, "
         "found str 'not an item'"
     )
 
@@ -185,7 +185,7 @@ def test_skip_invalid_that_finds_no_record_is_an_error(
     line = error_line(err)
     assert line.startswith(
         f"error: {text}: no record of type Item found: skipped {len(TEXT)} invalid records; "
-        "the first: record 0 at byte 0: expected an array of 8 fields, found int 104"
+        "the first: record 0 at byte 0: expected an array or a map of 8 fields, found int 104"
     )
 
 
@@ -221,4 +221,4 @@ def test_skip_invalid_with_a_good_record_succeeds_and_counts_on_stderr(
         f"{text}: skipped {len(TEXT)} invalid records; the first: record 0 at byte 0: "
         + err.split("record 0 at byte 0: ", 1)[1].rstrip("\n")
     ]
-    assert "expected an array of 8 fields, found int 104" in err
+    assert "expected an array or a map of 8 fields, found int 104" in err

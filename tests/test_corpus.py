@@ -49,7 +49,7 @@ WAYS = ["bytes", "path", "stream, read_size=1"]
 
 def open_reader(case: dict[str, Any], way: str) -> StreamingReader[Any]:
     options = case["options"]
-    kwargs: dict[str, Any] = {"validate": options["validate"], "on_error": options["on_error"]}
+    kwargs: dict[str, Any] = {"on_error": options["on_error"]}
     if options["max_record_size"] is not None:
         kwargs["max_record_size"] = options["max_record_size"]
     path = CORPUS / case["file"]
@@ -82,7 +82,8 @@ def test_corpus_case(case: dict[str, Any], way: str) -> None:
         assert [record.id for record in records] == expected["ids"]
     else:
         assert all(type(record) is Loose for record in records)
-    assert hashlib.sha256(repr(records).encode()).hexdigest() == expected["sha256"], records
+    shown = [Loose(r.key, make_corpus.shown(r.payload)) if type(r) is Loose else r for r in records]
+    assert hashlib.sha256(repr(shown).encode()).hexdigest() == expected["sha256"], shown
 
     if case["error"] is None:
         assert error is None, f"{type(error).__name__}: {error}"

@@ -5,12 +5,13 @@ arbitrary nested payloads) are damaged: bits flipped, bytes inserted and deleted
 spliced, hostile headers inserted anywhere, the end cut off. For every damaged stream:
 
 * only a ``ReaderError`` subclass escapes (or nothing), and the reader is finished after it;
-* every yielded record is a well-formed record of the type (exact field types with
-  ``validate=True``);
+* every yielded record is a well-formed record of the type, with exact field types;
 * the outcome (records, error class, index and offset) is the same from bytes, ``io.BytesIO``,
   a path, an open file and a source that returns one byte per read, and for any ``read_size``;
 * the outcome agrees with an independent decode of the same bytes by a plain
-  ``msgpack.Unpacker``: the records are the leading values that are records of the type, the
+  ``msgpack.Unpacker`` (each value's bytes then decoded, untyped, by msgspec, as a
+  ``mapper`` receives them): the records are the leading values that are records of the type
+  (arrays of its fields, or maps of them by name), the
   error's offset is where the failing value starts, and its class fits what is there;
 * with ``on_error="skip"`` the records are the valid values, the skipped ones are counted and
   located, and no ``RecordError`` is raised.
@@ -34,6 +35,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 import msgpack
+import msgspec
 import pytest
 from hypothesis import HealthCheck, currently_in_test_context, event, given, settings
 from hypothesis import strategies as st
@@ -49,6 +51,7 @@ from msgpack_reader_py import (
     get_iter,
     pack_items,
 )
+from tests.corpus import make_corpus
 from tests.helpers import Loose
 from tests.wellformed import is_decoded_value
 
@@ -79,14 +82,12 @@ ITEM_FIELD_COUNT = len(fields(Item))
 @dataclass(frozen=True)
 class Config:
     record_type: type[Any]
-    validate: bool = True
     mapper: Callable[[Any], Any] | None = None
     max_record_size: int = SMALL_LIMIT
     on_error: Literal["raise", "skip"] = "raise"
 
     def reader(self, source: Any, read_size: int | None) -> StreamingReader[Any]:
         options: dict[str, Any] = {
-            "validate": self.validate,
             "max_record_size": self.max_record_size,
             "on_error": self.on_error,
             # The oracle models MessagePack alone: bytes that happen to begin like a compressed
@@ -99,40 +100,51 @@ class Config:
             return StreamingReader(source, self.record_type, mapper=self.mapper, **options)
         return StreamingReader(source, self.record_type, **options)
 
-    @property
-    def use_list(self) -> bool:
-        """Whether arrays decode to lists: only with a mapper (no field here mentions list)."""
-        return self.mapper is not None
-
-    @property
-    def flat_len(self) -> int | None:
-        """For a flat record type read without a mapper and in raise mode, the decoder refuses
-        maps and arrays longer than a record at their header: the longest array it allows."""
-        flat = self.record_type is Item and self.mapper is None and self.on_error == "raise"
-        return ITEM_FIELD_COUNT if flat else None
-
     def is_record(self, value: Any) -> bool:
-        """Whether a decoded value is a record of the type, judged without the reader's code."""
-        sequence = list if self.use_list else tuple
-        if type(value) is not sequence:
+        """Whether a value (decoded untyped) is a record of the type, judged without the
+        reader's code: an array of the fields in order, or a map of them by name."""
+        if self.mapper is not None:
+            try:
+                self.mapper(value)
+            except (TypeError, ValueError, KeyError, IndexError):
+                return False
+            return True
+        fields_of = self.fields(value)
+        if fields_of is None:
             return False
         if self.record_type is Item:
-            if len(value) != ITEM_FIELD_COUNT:
-                return False
-            if not self.validate:
-                return True
             return (
-                all(type(v) is int for v in value[:5])
-                and type(value[5]) in (float, int)
-                and type(value[6]) is str
-                and type(value[7]) is str
+                all(type(v) is int for v in fields_of[:5])
+                and type(fields_of[5]) in (float, int)
+                and type(fields_of[6]) is str
+                and type(fields_of[7]) is str
             )
-        return len(value) == 2 and (not self.validate or type(value[0]) is str)
+        return type(fields_of[0]) is str
+
+    def fields(self, value: Any) -> list[Any] | None:
+        """The field values of an array or map record of the type, else ``None``."""
+        names = [f.name for f in fields(self.record_type)]
+        if type(value) is list:
+            return value if len(value) == len(names) else None
+        if type(value) is dict and all(type(k) is str for k in value):
+            return [value[n] for n in names] if all(n in value for n in names) else None
+        return None
 
     def build(self, value: Any) -> Any:
         if self.mapper is not None:
             return self.mapper(value)
-        return self.record_type(*value)
+        values = self.fields(value)
+        assert values is not None
+        if self.record_type is Item:
+            values[5] = float(values[5])  # an int is accepted for a float, and becomes one
+        return self.record_type(*values)
+
+
+def shown(record: Any) -> str:
+    """A record's repr, with extension values (``msgspec.msgpack.Ext``, whose repr is its
+    address) shown by code and data: exact and the same in every run."""
+    values = [make_corpus.shown(getattr(record, f.name)) for f in fields(record)]
+    return repr(type(record)(*values))
 
 
 def assert_well_formed(record: Any, config: Config) -> None:
@@ -141,17 +153,15 @@ def assert_well_formed(record: Any, config: Config) -> None:
         assert type(record) is Item
         values = [getattr(record, f.name) for f in fields(Item)]
         assert all(map(is_decoded_value, values))
-        if config.validate:
+        if config.mapper is None:
             assert all(type(getattr(record, name)) is int for name in ITEM_INT_FIELDS)
-            assert type(record.value) in (float, int)
+            assert type(record.value) is float
             assert type(record.filename) is str
             assert type(record.path) is str
     else:
         assert type(record) is Loose
         assert is_decoded_value(record.key)
-        assert is_decoded_value(record.payload)
-        if config.validate:
-            assert type(record.key) is str
+        assert type(record.key) is str
 
 
 # --------------------------------------------------------------------------------------------
@@ -200,7 +210,7 @@ def run(config: Config, source: Any, read_size: int | None = None) -> Outcome:
         with deep_values():
             for record in reader:
                 assert_well_formed(record, config)
-                records.append(repr(record))
+                records.append(shown(record))
     except ReaderError as error:
         ending = (type(error), error.index, error.offset)
     # Finished either way: no resynchronisation, no record after an error.
@@ -240,7 +250,7 @@ def same_outcome_everywhere(data: bytes, config: Config) -> Outcome:
 # --------------------------------------------------------------------------------------------
 
 _LIMIT_MESSAGE = re.compile(r"^\d+ exceeds max_(str|bin|ext|array|map)_len\(\d+\)$")
-Tail = Literal["end", "truncated", "invalid", "refused"]
+Tail = Literal["end", "truncated", "invalid", "undecodable"]
 
 
 @dataclass(frozen=True)
@@ -250,48 +260,65 @@ class Decoded:
     values: list[Any]
     starts: list[int]  # one more than values: where the value after the last one starts
     tail: Tail  # the stream's clean end, an unfinished value, invalid bytes, a refused header
+    framed: int = 0  # with tail "undecodable": the length of the value that does not decode
+    # With tail "undecodable": msgspec finds that value cut short, so its headers declare more
+    # than ``framed`` (msgpack's skip took ``ext32 0xffffffff`` for a complete value).
+    cut_short: bool = False
+    size: int = 0  # the stream's length
 
 
 def decode_independently(data: bytes, config: Config) -> Decoded:
-    """Decode ``data`` value by value with a plain Unpacker: no limits but the stream's own
-    length (and, for a flat type, the reader's documented limits on maps and arrays)."""
+    """Decode ``data`` value by value with a plain Unpacker (no limits but the stream's own
+    length), each value's bytes then decoded untyped by msgspec."""
     size = len(data) + 1
-    flat_len = config.flat_len
     unpacker = msgpack.Unpacker(
         raw=False,
         strict_map_key=False,
-        use_list=config.use_list,
         max_buffer_size=size,
         max_str_len=size,
         max_bin_len=size,
         max_ext_len=size,
         # Counts are not bounded by the stream's length: bad bytes inside an array that cannot
         # be complete are found before its end. (msgpack >= 1.2.4 allocates no declared length.)
-        max_array_len=UINT32_MAX if flat_len is None else flat_len,
-        max_map_len=UINT32_MAX if flat_len is None else 0,
+        max_array_len=UINT32_MAX,
+        max_map_len=UINT32_MAX,
+        # Any extension type code is a value (msgspec takes codes msgpack's ExtType refuses).
+        ext_hook=lambda code, data: None,
     )
     unpacker.feed(data)
     values: list[Any] = []
     starts: list[int] = []
     tail: Tail
+    framed = 0
+    cut_short = False
     while True:
         start = unpacker.tell()
         starts.append(start)
         try:
-            values.append(unpacker.unpack())
+            unpacker.skip()
         except msgpack.OutOfData:
             tail = "end" if start == len(data) else "truncated"
             break
         except (ValueError, TypeError, msgpack.UnpackException) as exc:
             match = _LIMIT_MESSAGE.match(str(exc)) if type(exc) is ValueError else None
-            if match is None:
-                tail = "invalid"
-            elif flat_len is not None and match.group(1) in ("array", "map"):
-                tail = "refused"  # a map or long array in a flat record
-            else:
-                tail = "truncated"  # declares more than the whole stream holds
+            tail = "invalid" if match is None else "truncated"
             break
-    return Decoded(values, starts, tail)
+        try:
+            values.append(_ANY(data[start : unpacker.tell()]))
+        except (msgspec.MsgspecError, ValueError, RecursionError) as exc:
+            # Framed, but not valid MessagePack: invalid UTF-8, a timestamp, nesting, or
+            # declared lengths the stream does not hold.
+            tail = "undecodable"
+            framed = unpacker.tell() - start
+            cut_short = str(exc) == "Input data was truncated"
+            break
+        except TypeError:
+            values.append(_UNHASHABLE)  # a map key that is a map: no record of any type
+    return Decoded(values, starts, tail, framed, cut_short, len(data))
+
+
+_ANY = msgspec.msgpack.Decoder().decode
+_UNHASHABLE: Any = object()
 
 
 def allowed_errors(decoded: Decoded, index: int, config: Config) -> set[type[ReaderError]]:
@@ -310,8 +337,14 @@ def allowed_errors(decoded: Decoded, index: int, config: Config) -> set[type[Rea
         return {TruncatedStreamError, RecordTooLargeError}
     if decoded.tail == "invalid":
         return {DecodeError, RecordTooLargeError}
-    if decoded.tail == "refused":
-        return {RecordError, RecordTooLargeError}
+    if decoded.tail == "undecodable":
+        if decoded.cut_short:
+            # Its headers declare more than the rest of the stream: surely over the limit if
+            # that rest is, else a DecodeError unless what they declare is over it.
+            rest = decoded.size - decoded.starts[index]
+            return {RecordTooLargeError} if rest >= limit else {DecodeError, RecordTooLargeError}
+        # Framed whole: too large only if it is, else a DecodeError wherever the fault lies.
+        return {DecodeError, RecordTooLargeError} if decoded.framed > limit else {DecodeError}
     return set()  # the clean end of the stream: no error
 
 
@@ -326,7 +359,7 @@ def check_against_independent_decode(data: bytes, config: Config, outcome: Outco
         assert outcome.skipped == 0
     kept = [value for value in values[:stop] if config.is_record(value)]
     with deep_values():
-        assert outcome.records == tuple(repr(config.build(value)) for value in kept)
+        assert outcome.records == tuple(shown(config.build(value)) for value in kept)
     passed_over = [(i, decoded.starts[i]) for i in range(stop) if not config.is_record(values[i])]
     assert outcome.skipped == len(passed_over)
     assert outcome.skipped_at == tuple(passed_over[:100])
@@ -388,7 +421,7 @@ def loose_records(keys: st.SearchStrategy[Any]) -> st.SearchStrategy[list[bytes]
 
 
 good_loose_records = loose_records(st.text(max_size=6))
-# Mostly str keys; now and then an int, which validate=True refuses.
+# Mostly str keys; now and then an int, which a Loose record refuses.
 any_loose_records = loose_records(
     st.one_of(st.text(max_size=6), st.text(max_size=6), st.text(max_size=6), st.integers(0, 9))
 )
@@ -401,7 +434,8 @@ class Hostile:
     header: bytes
     error: type[ReaderError]  # what the reader must raise for it, with max_record_size 4096
     huge: bool = False  # whether it claims more than the default max_record_size too
-    maps: bool = False  # nested maps, refused by a flat record type as not a record
+    maps: bool = False  # nested maps under a key no record type here has
+    decoded: bool = False  # found only by decoding a whole record
 
 
 HOSTILE = (
@@ -416,11 +450,13 @@ HOSTILE = (
     Hostile(b"\xdc\xff\xff", RecordTooLargeError),  # array16 of 65535 values
     Hostile(b"\xde\xff\xff", RecordTooLargeError),  # map16 of 65535 entries
     Hostile(b"\x91" * 3000, DecodeError, huge=True),  # arrays nested 3000 deep
-    Hostile(b"\x81\xa1k" * 1100, DecodeError, huge=True, maps=True),  # maps nested 1100 deep
+    # Maps nested 1100 deep: a typed record may be refused for its unknown key "k" first.
+    Hostile(b"\x81\xa1k" * 1100, DecodeError, huge=True, maps=True),
     Hostile(b"\xc1", DecodeError, huge=True),  # never valid
-    Hostile(b"\xa2\xff\xfe", DecodeError, huge=True),  # invalid UTF-8
-    Hostile(b"\xd4\xff\x00", DecodeError, huge=True),  # a timestamp of an invalid length
-    Hostile(b"\xd7\xff" + b"\xff" * 8, DecodeError, huge=True),  # nanoseconds over 999999999
+    Hostile(b"\xa2\xff\xfe", DecodeError, huge=True, decoded=True),  # invalid UTF-8
+    Hostile(b"\xd4\xff\x00", DecodeError, huge=True, decoded=True),  # a timestamp of 1 byte
+    # A timestamp64 with nanoseconds over 999999999.
+    Hostile(b"\xd7\xff" + b"\xff" * 8, DecodeError, huge=True, decoded=True),
 )
 HOSTILE_HEADERS = tuple(hostile.header for hostile in HOSTILE)
 
@@ -458,14 +494,14 @@ def damaged(
     return bytes(data)
 
 
-ITEM_VALIDATED = Config(Item)
-ITEM_UNVALIDATED = Config(Item, validate=False, max_record_size=DEFAULT_LIMIT)
+ITEM = Config(Item)
+ITEM_DEFAULT_LIMIT = Config(Item, max_record_size=DEFAULT_LIMIT)
 ITEM_MAPPER = Config(Item, mapper=Item.from_list)
-LOOSE_VALIDATED = Config(Loose)
-LOOSE_UNVALIDATED = Config(Loose, validate=False, max_record_size=DEFAULT_LIMIT)
+LOOSE = Config(Loose)
+LOOSE_DEFAULT_LIMIT = Config(Loose, max_record_size=DEFAULT_LIMIT)
 SKIP_CONFIGS = [
     Config(Item, on_error="skip"),
-    Config(Item, validate=False, on_error="skip"),
+    Config(Item, on_error="skip"),
     Config(Loose, on_error="skip"),
 ]
 
@@ -478,21 +514,21 @@ SKIP_CONFIGS = [
 @FUZZ
 @given(damaged(item_streams))
 def test_damaged_item_streams(data: bytes) -> None:
-    check(data, ITEM_VALIDATED)
-    check(data, ITEM_UNVALIDATED, every_source=False)
+    check(data, ITEM)
+    check(data, ITEM_DEFAULT_LIMIT, every_source=False)
     check(data, ITEM_MAPPER, every_source=False)
 
 
 @FUZZ
 @given(damaged(loose_streams))
 def test_damaged_loose_streams(data: bytes) -> None:
-    check(data, LOOSE_VALIDATED)
-    check(data, LOOSE_UNVALIDATED, every_source=False)
+    check(data, LOOSE)
+    check(data, LOOSE_DEFAULT_LIMIT, every_source=False)
 
 
 @FUZZ
 @given(
-    st.sampled_from([ITEM_VALIDATED, ITEM_UNVALIDATED, LOOSE_VALIDATED, LOOSE_UNVALIDATED]),
+    st.sampled_from([ITEM, ITEM_DEFAULT_LIMIT, LOOSE, LOOSE_DEFAULT_LIMIT]),
     st.data(),
 )
 def test_hostile_headers_anywhere(config: Config, draw: st.DataObject) -> None:
@@ -509,9 +545,7 @@ RECORD_OPENINGS: dict[type[Any], bytes] = {Item: b"\x98\x01", Loose: b"\x92\xa1k
 
 @FUZZ
 @given(
-    st.sampled_from(
-        [ITEM_VALIDATED, ITEM_UNVALIDATED, LOOSE_VALIDATED, LOOSE_UNVALIDATED, *SKIP_CONFIGS]
-    ),
+    st.sampled_from([ITEM, ITEM_DEFAULT_LIMIT, LOOSE, LOOSE_DEFAULT_LIMIT, *SKIP_CONFIGS]),
     st.data(),
 )
 def test_hostile_header_at_a_record_boundary(config: Config, draw: st.DataObject) -> None:
@@ -524,17 +558,23 @@ def test_hostile_header_at_a_record_boundary(config: Config, draw: st.DataObject
     after = draw.draw(st.binary(max_size=8), label="after") + b"".join(records[at:])
     before = b"".join(records[:at])
     outcome = check(before + opening + hostile.header + after, config)
-    error = hostile.error
-    if hostile.maps and config.flat_len is not None:
-        error = RecordError  # a flat record type refuses a map at its header
-    assert outcome.ending == (error, at, len(before))
+    # A typed record may be refused for the maps' unknown key "k" before their depth is seen.
+    typed = hostile.maps and config.mapper is None and not opening
+    errors = {hostile.error, RecordError} if typed else {hostile.error}
+    if hostile.decoded and opening:
+        # Found only by decoding the whole record: in a record left open, what framing sees
+        # comes first (the stream's end, or a header after it that declares too much).
+        errors |= {TruncatedStreamError, RecordTooLargeError}
+    assert outcome.ending is not None
+    assert outcome.ending[0] in errors
+    assert outcome.ending[1:] == (at, len(before))
     assert outcome.records == run(config, before).records
     assert len(outcome.records) == at
 
 
 @FUZZ
 @given(
-    st.sampled_from([ITEM_VALIDATED, LOOSE_VALIDATED, ITEM_UNVALIDATED]),
+    st.sampled_from([ITEM, LOOSE, ITEM_DEFAULT_LIMIT]),
     item_streams | loose_streams,
     item_streams | loose_streams,
     st.data(),
@@ -571,19 +611,30 @@ def test_the_independent_decode_locates_each_kind_of_tail() -> None:
         (b"\xdb\xff\xff\xff\xff", "truncated"),
         (b"\xc1", "invalid"),
         (b"\x91" * 3000, "invalid"),
+        (b"\x91\xa1\xff", "undecodable"),  # invalid UTF-8: framed, but not decodable
+        (b"\xc7\x03\xff\x00\x00\x00", "undecodable"),  # a timestamp of 3 bytes
     ]:
-        decoded = decode_independently(good + tail, ITEM_VALIDATED)
+        decoded = decode_independently(good + tail, ITEM)
         assert decoded.tail == kind, tail
         assert len(decoded.values) == 2
         assert decoded.starts[2] == len(good)
-    assert decode_independently(good + b"\x81\x01\x02", ITEM_VALIDATED).tail == "refused"
-    assert decode_independently(good + b"\x81\x01\x02", LOOSE_VALIDATED).tail == "end"
+    # Framed but not decodable: a DecodeError, unless what it declares is over the limit.
+    bad_utf8 = decode_independently(good + b"\x91\xa1\xff", ITEM)
+    assert allowed_errors(bad_utf8, 2, ITEM) == {DecodeError}
+    cut = decode_independently(good + b"\xc9\xff\xff\xff\xff\x01" + bytes(SMALL_LIMIT), ITEM)
+    assert (cut.tail, cut.cut_short) == ("undecodable", True)
+    assert allowed_errors(cut, 2, ITEM) == {RecordTooLargeError}
+    # A map is a value like any other: whether it is a record is is_record's to say.
+    assert decode_independently(good + b"\x81\x01\x02", ITEM).tail == "end"
+    assert not ITEM.is_record({1: 2})
+    names = [f.name for f in fields(Item)]
+    assert ITEM.is_record(dict(zip(names, next(get_iter(1)).to_list(), strict=True)))
 
 
 def test_a_wrong_outcome_is_caught() -> None:
     good = pack_items(get_iter(3, seed=1))
     data = good + b"\xc1"
-    outcome = check(data, ITEM_VALIDATED)
+    outcome = check(data, ITEM)
     assert outcome.ending == (DecodeError, 3, len(good))
     wrong = [
         Outcome(outcome.records[:2], (DecodeError, 2, outcome.ending[2]), 0, ()),
@@ -594,4 +645,4 @@ def test_a_wrong_outcome_is_caught() -> None:
     ]
     for bad in wrong:
         with pytest.raises(AssertionError):
-            check_against_independent_decode(data, ITEM_VALIDATED, bad)
+            check_against_independent_decode(data, ITEM, bad)

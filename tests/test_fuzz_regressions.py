@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from tests.test_fuzz import (
+    ITEM,
+    ITEM_DEFAULT_LIMIT,
     ITEM_MAPPER,
-    ITEM_UNVALIDATED,
-    ITEM_VALIDATED,
-    LOOSE_UNVALIDATED,
-    LOOSE_VALIDATED,
+    LOOSE,
+    LOOSE_DEFAULT_LIMIT,
     SKIP_CONFIGS,
     Config,
     check,
@@ -25,11 +25,11 @@ from tests.test_fuzz import (
 CORPUS = Path(__file__).parent / "corpus_fuzz"
 INPUTS = sorted(path for path in CORPUS.iterdir() if path.is_file())
 CONFIGS = {
-    "Item validated": ITEM_VALIDATED,
-    "Item": ITEM_UNVALIDATED,
+    "Item": ITEM,
+    "Item, default limit": ITEM_DEFAULT_LIMIT,
     "mapper": ITEM_MAPPER,
-    "Loose validated": LOOSE_VALIDATED,
-    "Loose": LOOSE_UNVALIDATED,
+    "Loose": LOOSE,
+    "Loose, default limit": LOOSE_DEFAULT_LIMIT,
     **{f"skip {i}": config for i, config in enumerate(SKIP_CONFIGS)},
 }
 

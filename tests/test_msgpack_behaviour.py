@@ -15,7 +15,6 @@ import pytest
 from msgpack_reader_py import (
     DecodeError,
     Item,
-    ReaderError,
     RecordError,
     RecordTooLargeError,
     StreamingReader,
@@ -23,6 +22,7 @@ from msgpack_reader_py import (
     get_iter,
     pack_items,
 )
+from msgpack_reader_py.streaming_reader import OnError
 
 ITEMS = list(get_iter(4, seed=3))
 RECORDS = [item.to_list() for item in ITEMS]
@@ -69,20 +69,20 @@ def test_length_header_running_past_the_end_ends_silently(header: bytes) -> None
     data = WHOLE + header + b"\x01\x02\x03"
     assert unpack_all(data) == RECORDS
 
-    # A reader whose records may be long arrays (a mapper) accepts the header, then the data
-    # ends: truncated. The default flat Item refuses a long array at its header instead.
-    reader = StreamingReader(data, mapper=Item.from_list)
-    got: list[Item] = []
-    with pytest.raises(TruncatedStreamError) as info:
-        got.extend(reader)
-    assert got == ITEMS
-    assert (info.value.index, info.value.offset) == (4, len(WHOLE))
-
-    got = []
-    with pytest.raises(ReaderError) as error:
-        got.extend(StreamingReader(data))
-    assert got == ITEMS
-    assert (error.value.index, error.value.offset) == (4, len(WHOLE))
+    # The reader frames records without looking at what they hold: it accepts the header
+    # (within max_record_size), then the data ends: truncated, whatever the record type,
+    # with a mapper, and in skip mode alike.
+    readers = [
+        StreamingReader(data, mapper=Item.from_list),
+        StreamingReader(data),
+        StreamingReader(data, on_error="skip"),
+    ]
+    for reader in readers:
+        got: list[Item] = []
+        with pytest.raises(TruncatedStreamError) as info:
+            got.extend(reader)
+        assert got == ITEMS
+        assert (info.value.index, info.value.offset) == (4, len(WHOLE))
 
 
 # --------------------------------------------------------------------------------------------
@@ -219,7 +219,12 @@ def test_invalid_utf8_raises_unicode_decode_error() -> None:
     with pytest.raises(UnicodeDecodeError):
         next(unpacker)
 
-    with pytest.raises(DecodeError, match="UTF-8") as info:
-        list(StreamingReader(WHOLE + b"\x98" + data))
-    assert isinstance(info.value.__cause__, UnicodeDecodeError)
-    assert (info.value.index, info.value.offset) == (4, len(WHOLE))
+    # A whole record whose `filename` holds the bad str: the reader's framing skips values
+    # without decoding them, so the failure comes from decoding, located at that record.
+    record = b"\x98" + msgpack.packb(1) * 5 + msgpack.packb(1.5) + data + msgpack.packb("p")
+    modes: tuple[OnError, ...] = ("raise", "skip")
+    for on_error in modes:
+        with pytest.raises(DecodeError, match="invalid UTF-8 in a str") as info:
+            list(StreamingReader(WHOLE + record + WHOLE, on_error=on_error))
+        assert isinstance(info.value.__cause__, UnicodeDecodeError)
+        assert (info.value.index, info.value.offset) == (4, len(WHOLE))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import datetime
 import gc
 import io
 from array import array
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 import msgpack
+import msgspec
 import pytest
 
 from msgpack_reader_py import (
@@ -65,12 +67,19 @@ def rec(*values: Any) -> bytes:
 ITEM = Item(1, 2, 3, 1_700_000_000_000_000_000, 40, 2.5, "FILENAME", "PATH0123456789A")
 
 
+NAMES = ["id", "process_id", "thread_id", "timestamp_ns", "line", "value", "filename", "path"]
+
+
 def item_values(**changes: Any) -> list[Any]:
     values = ITEM.to_list()
-    names = ["id", "process_id", "thread_id", "timestamp_ns", "line", "value", "filename", "path"]
     for name, value in changes.items():
-        values[names.index(name)] = value
+        values[NAMES.index(name)] = value
     return values
+
+
+def item_map(**changes: Any) -> bytes:
+    """One record: ``ITEM`` (with ``changes``) as a MessagePack map keyed by field name."""
+    return msgpack.packb({**dict(zip(NAMES, ITEM.to_list(), strict=True)), **changes})
 
 
 # --------------------------------------------------------------------------------------------
@@ -594,11 +603,19 @@ def test_read_items_checks_arguments_at_the_call(tmp_path: Path) -> None:
 
 def test_read_items_passes_options_on() -> None:
     data = rec(*item_values(line="oops"))
-    unchecked: Any = next(read_items(data))
-    assert unchecked.line == "oops"
-    with pytest.raises(RecordError, match="field `line` expected int, got str"):
-        list(read_items(data, validate=True))
+    with pytest.raises(RecordError, match="field `line` expected int, got str 'oops'"):
+        list(read_items(data))
+    assert list(read_items(data + rec(*ITEM.to_list()), on_error="skip")) == [ITEM]
     assert list(read_items(data, mapper=len)) == [8]
+    keyed = item_map(q=1)
+    assert list(read_items(keyed)) == [ITEM]
+    with pytest.raises(RecordError, match="map has key 'q', which names no field"):
+        list(read_items(keyed, forbid_unknown_keys=True))
+    hooked = rec("k", msgpack.ExtType(5, b"x"))
+    got = list(read_items(hooked, Loose, ext_hook=lambda code, data: (code, bytes(data))))
+    assert got == [Loose("k", (5, b"x"))]
+    with pytest.raises(RecordTooLargeError):
+        list(read_items(data, max_record_size=10))
 
 
 # --------------------------------------------------------------------------------------------
@@ -664,18 +681,37 @@ def test_mapper_receives_lists(reference_bytes: bytes, record_offsets: list[int]
     assert [values[0] for values in seen] == list(range(20))
 
 
-def test_mapper_receives_any_value_without_validate() -> None:
+def test_mapper_receives_any_value_unchecked() -> None:
     data = msgpack.packb({"a": 1}) + msgpack.packb("ABCDEFGH") + msgpack.packb(7)
     assert list(StreamingReader(data, mapper=repr)) == ["{'a': 1}", "'ABCDEFGH'", "7"]
 
 
-def test_mapper_with_validate_checks_the_record_type_first() -> None:
+def test_mapper_receives_records_as_decoded_without_a_type() -> None:
+    """Lists for arrays, dicts for maps, ``datetime`` for the timestamp extension,
+    ``msgspec.msgpack.Ext`` for other extensions; the record type checks nothing."""
+    when = msgpack.Timestamp(1_700_000_000, 5_000)
+    data = (
+        rec(*item_values(line=True))
+        + item_map(line="x")
+        + rec(when, msgpack.ExtType(7, b"ab"), [1, {"k": [2]}])
+    )
+    seen: list[Any] = []
+    assert list(StreamingReader(data, mapper=seen.append)) == [None, None, None]
+    assert seen[0] == item_values(line=True)
+    assert seen[1] == {**dict(zip(NAMES, ITEM.to_list(), strict=True)), "line": "x"}
+    stamp, ext, nested = seen[2]
+    assert stamp == datetime.datetime(2023, 11, 14, 22, 13, 20, 5, datetime.timezone.utc)
+    assert (type(ext), ext.code, ext.data) == (msgspec.msgpack.Ext, 7, b"ab")
+    assert nested == [1, {"k": [2]}]
+    assert type(seen[0]) is list
+    assert type(seen[1]) is dict
+
+
+def test_mapper_gets_what_the_record_type_would_refuse() -> None:
     good, bad = rec(*ITEM.to_list()), rec(*item_values(line=True))
-    reader = StreamingReader(good + bad, mapper=Item.from_list, validate=True)
-    assert next(reader) == ITEM
-    with pytest.raises(RecordError, match="field `line` expected int, got bool") as info:
-        next(reader)
-    assert (info.value.index, info.value.offset) == (1, len(good))
+    got = list(StreamingReader(good + bad, mapper=Item.from_list))
+    assert got == [ITEM, Item(*item_values(line=True))]
+    assert got[1].line is True
 
 
 @pytest.mark.parametrize("exception", [TypeError, ValueError, KeyError, IndexError])
@@ -732,15 +768,30 @@ class WithDefaults:
 
 
 @dataclass
-class Unsupported:
+class Choice:
     kind: Literal["a", "b"]
+
+
+@dataclass
+class Unsupported:
+    kind: list[int] | tuple[int, ...]
+
+
+class Opaque:
+    """A plain class: nothing in MessagePack decodes to one."""
+
+
+@dataclass
+class HoldsOpaque:
+    thing: Opaque
 
 
 def test_user_dataclass_with_three_fields() -> None:
     data = rec(1, 2, "a") + rec(-3, 2**63, "ü")
     assert list(StreamingReader(data, Point)) == [Point(1, 2, "a"), Point(-3, 2**63, "ü")]
-    with pytest.raises(RecordError, match="array of 3 fields") as info:
+    with pytest.raises(RecordError) as info:
         list(StreamingReader(data + rec(*ITEM.to_list()), Point))
+    assert info.value.reason == "expected an array or a map of 3 fields, found an array of 8 values"
     assert (info.value.index, info.value.offset) == (2, len(data))
 
 
@@ -749,15 +800,14 @@ def test_string_annotations_are_resolved() -> None:
     assert Point.__annotations__["x"] == "int"
     assert Mixed.__annotations__["maybe"] == "int | None"
     data = rec(1, 2, "a")
-    assert list(StreamingReader(data, Point, validate=True)) == [Point(1, 2, "a")]
+    assert list(StreamingReader(data, Point)) == [Point(1, 2, "a")]
     with pytest.raises(RecordError, match="field `y` expected int, got str"):
-        list(StreamingReader(rec(1, "2", "a"), Point, validate=True))
+        list(StreamingReader(rec(1, "2", "a"), Point))
 
 
-@pytest.mark.parametrize("validate", [False, True])
-def test_bytes_bool_optional_and_list_fields(validate: bool) -> None:
+def test_bytes_bool_optional_and_list_fields() -> None:
     data = rec(b"\x00\xff", True, None, [1, 2, 3]) + rec(b"", False, 7, [])
-    records = list(StreamingReader(data, Mixed, validate=validate))
+    records = list(StreamingReader(data, Mixed))
     assert records == [Mixed(b"\x00\xff", True, None, [1, 2, 3]), Mixed(b"", False, 7, [])]
     first = records[0]
     assert type(first.blob) is bytes
@@ -769,30 +819,49 @@ def test_bytes_bool_optional_and_list_fields(validate: bool) -> None:
 def test_record_type_with_any_field() -> None:
     payloads: list[Any] = [1, "s", None, {"k": "v", "n": None}, b"b", 1.5, [1, [2]]]
     data = b"".join(rec(str(n), payload) for n, payload in enumerate(payloads))
-    for validate in (False, True):
-        records = list(StreamingReader(data, Loose, validate=validate))
-        assert [r.key for r in records] == [str(n) for n in range(len(payloads))]
-        assert records[:6] == [Loose(str(n), p) for n, p in enumerate(payloads[:6])]
-        assert [list(x) if not isinstance(x, int) else x for x in records[6].payload] == [1, [2]]
+    records = list(StreamingReader(data, Loose))
+    assert records == [Loose(str(n), p) for n, p in enumerate(payloads)]
+    assert type(records[6].payload[1]) is list  # arrays in an Any field are lists
     with pytest.raises(RecordError, match="field `key` expected str, got int"):
-        list(StreamingReader(rec(1, 2), Loose, validate=True))
+        list(StreamingReader(rec(1, 2), Loose))
 
 
 def test_fields_without_init_are_not_on_the_wire() -> None:
     assert list(StreamingReader(rec(1, "x"), WithDefaults)) == [WithDefaults(1, "x")]
-    with pytest.raises(RecordError, match="array of 2 fields"):
+    with pytest.raises(RecordError) as info:
         list(StreamingReader(rec(1, "x", 0), WithDefaults))
+    assert info.value.reason == (
+        "expected an array or a map of 1 to 2 fields, found an array of 3 values"
+    )
+    # In a map, its key names no field: ignored, or refused with forbid_unknown_keys.
+    keyed = msgpack.packb({"a": 1, "b": "x", "hidden": 5})
+    [record] = StreamingReader(keyed, WithDefaults)
+    assert record == WithDefaults(1, "x")
+    assert record.hidden == 0
+    with pytest.raises(RecordError, match="map has key 'hidden', which names no field"):
+        list(StreamingReader(keyed, WithDefaults, forbid_unknown_keys=True))
 
 
-@pytest.mark.parametrize("validate", [False, True])
-def test_short_array_is_a_record_error_even_when_fields_have_defaults(validate: bool) -> None:
-    """The shape (an array of the right length) is checked with or without validate."""
+def test_trailing_fields_with_defaults_may_be_missing() -> None:
+    short, whole = rec(1), rec(2, "x")
+    keyed = msgpack.packb({"a": 3})
+    got = list(StreamingReader(short + whole + keyed, WithDefaults))
+    assert got == [WithDefaults(1), WithDefaults(2, "x"), WithDefaults(3)]
+    assert got[0].b == "b"
+
+
+def test_array_without_the_required_fields_is_a_record_error() -> None:
     good = rec(1, "x")
-    reader = StreamingReader(good + rec(1), WithDefaults, validate=validate)
+    reader = StreamingReader(good + rec() + good, WithDefaults)
     assert next(reader) == WithDefaults(1, "x")
-    with pytest.raises(RecordError, match="array of 2 fields") as info:
+    with pytest.raises(RecordError) as info:
         next(reader)
+    assert info.value.reason == (
+        "expected an array or a map of 1 to 2 fields, found an array of 0 values"
+    )
     assert (info.value.index, info.value.offset) == (1, len(good))
+    with pytest.raises(RecordError, match=r"field `a` is missing \(a map without its key"):
+        list(StreamingReader(msgpack.packb({"b": "x"}), WithDefaults))
 
 
 @dataclass
@@ -809,7 +878,7 @@ class Containers:
 
 def test_container_and_open_annotations() -> None:
     values: list[Any] = [[1, "a"], {"k": 1}, {}, [1, 2], [3], None, {"x": [1]}, "s"]
-    [record] = StreamingReader(rec(*values), Containers, validate=True)
+    [record] = StreamingReader(rec(*values), Containers)
     assert record.anything == [1, "a"]
     assert type(record.anything) is list
     assert record.mapping == {"k": 1}
@@ -818,17 +887,24 @@ def test_container_and_open_annotations() -> None:
     assert record.nothing is None
     assert record.whatever == {"x": [1]}
     assert record.either == "s"
+    # The expected type is named in msgspec's words (array, object, null), the value found as
+    # the reader describes it.
     bad = [
-        (0, 1, "`anything` expected list"),
-        (1, [1], "`mapping` expected dict"),
-        (5, 0, "`nothing` expected None, got int"),
-        (4, "3", "`pair` expected tuple"),
+        (0, 1, "field `anything` expected array, got int 1"),
+        (1, [1], "field `mapping` expected map, got an array of 1 value"),
+        (1, {"k": "v"}, "field `mapping[...]` expected int, got str"),
+        (1, {1: 1}, "field `mapping`: a map key expected str, got int"),
+        (2, 5, "field `bare_mapping` expected map, got int 5"),
+        (3, ["x"], "field `sequence[0]` expected int, got str 'x'"),
+        (5, 0, "field `nothing` expected None, got int 0"),
+        (4, "3", "field `pair` expected array, got str '3'"),
     ]
     for position, value, message in bad:
         wrong = list(values)
         wrong[position] = value
-        with pytest.raises(RecordError, match=message):
-            list(StreamingReader(rec(*wrong), Containers, validate=True))
+        with pytest.raises(RecordError) as info:
+            list(StreamingReader(rec(*wrong), Containers))
+        assert info.value.reason == message
 
 
 @dataclass
@@ -850,93 +926,107 @@ class ThirteenUnions:
 
 def test_validate_with_many_alternative_types() -> None:
     values: list[Any] = [n if n % 2 else str(n) for n in range(13)]
-    [record] = StreamingReader(rec(*values), ThirteenUnions, validate=True)
+    [record] = StreamingReader(rec(*values), ThirteenUnions)
     assert record.f12 == "12"
     assert record.f11 == 11
     values[9] = b"bytes"
     with pytest.raises(RecordError, match="field `f9` expected int \\| str, got bytes"):
-        list(StreamingReader(rec(*values), ThirteenUnions, validate=True))
+        list(StreamingReader(rec(*values), ThirteenUnions))
 
 
-def test_validate_refuses_an_annotation_it_cannot_check() -> None:
-    assert list(StreamingReader(rec("a"), Unsupported)) == [Unsupported("a")]
-    with pytest.raises(TypeError, match="kind"):
-        StreamingReader(rec("a"), Unsupported, validate=True)
+def test_literal_fields_are_checked() -> None:
+    good = rec("a") + msgpack.packb({"kind": "b"})
+    assert list(StreamingReader(good, Choice)) == [Choice("a"), Choice("b")]
+    with pytest.raises(RecordError) as info:
+        list(StreamingReader(good + rec("c"), Choice))
+    assert info.value.reason == "field `kind` invalid enum value 'c'"
+    assert (info.value.index, info.value.offset) == (2, len(good))
+
+
+def test_an_annotation_that_cannot_be_checked_is_refused_at_construction() -> None:
+    with pytest.raises(TypeError, match=r"list\[int\] \| tuple\[int, \.\.\.\]"):
+        StreamingReader(rec([1]), Unsupported)
+    # No MessagePack value is an Opaque: no record could ever be read, so the reader must
+    # say so at once rather than refuse (or, skipping, silently drop) every record.
+    with pytest.raises(TypeError, match="Opaque"):
+        StreamingReader(rec(1), HoldsOpaque)
 
 
 # --------------------------------------------------------------------------------------------
-# validate=True
+# Validation (always on)
 # --------------------------------------------------------------------------------------------
 
 
 def test_validate_accepts_the_reference_stream(
     reference_items: list[Item], reference_bytes: bytes
 ) -> None:
-    assert list(StreamingReader(reference_bytes, validate=True)) == reference_items
+    assert list(StreamingReader(reference_bytes)) == reference_items
 
 
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"line": True}, "field `line` expected int, got bool"),
-        ({"id": False}, "field `id` expected int, got bool"),
+        ({"line": True}, "field `line` expected int, got bool True"),
+        ({"id": False}, "field `id` expected int, got bool False"),
         ({"line": "12"}, "field `line` expected int, got str '12'"),
-        ({"line": 1.0}, "field `line` expected int, got float"),
+        ({"line": 1.0}, "field `line` expected int, got float 1.0"),
         ({"line": None}, "field `line` expected int, got None"),
         ({"value": None}, "field `value` expected float, got None"),
-        ({"value": "1.5"}, "field `value` expected float, got str"),
-        ({"value": True}, "field `value` expected float, got bool"),
-        ({"filename": b"FILENAME"}, "field `filename` expected str, got bytes"),
-        ({"path": 7}, "field `path` expected str, got int"),
+        ({"value": "1.5"}, "field `value` expected float, got str '1.5'"),
+        ({"value": True}, "field `value` expected float, got bool True"),
+        ({"filename": b"FILENAME"}, "field `filename` expected str, got bytes b'FILENAME'"),
+        ({"path": 7}, "field `path` expected str, got int 7"),
         ({"path": [1, 2]}, "field `path` expected str, got an array of 2 values"),
     ],
 )
-def test_validate_rejects_wrong_field_types(changes: dict[str, Any], message: str) -> None:
+@pytest.mark.parametrize("shape", ["array", "map"])
+def test_validate_rejects_wrong_field_types(
+    changes: dict[str, Any], message: str, shape: str
+) -> None:
     good = rec(*ITEM.to_list())
-    data = good + good + rec(*item_values(**changes))
-    reader = StreamingReader(data, validate=True)
+    bad = rec(*item_values(**changes)) if shape == "array" else item_map(**changes)
+    data = good + item_map() + bad + good
+    reader = StreamingReader(data)
     assert [next(reader), next(reader)] == [ITEM, ITEM]
     with pytest.raises(RecordError) as info:
         next(reader)
-    assert message in str(info.value)
+    assert info.value.reason == message
     assert info.value.index == 2
-    assert info.value.offset == 2 * len(good)
+    assert info.value.offset == len(good) + len(item_map())
     with pytest.raises(StopIteration):
         next(reader)
-    # Without validate only the shape is checked: the same record is built as it is.
-    unchecked = list(StreamingReader(data))[2]
-    for name, value in changes.items():
-        assert msgpack.packb(getattr(unchecked, name)) == msgpack.packb(value)
 
 
 def test_validate_accepts_an_int_for_a_float() -> None:
-    [item] = StreamingReader(rec(*item_values(value=3)), validate=True)
-    assert item.value == 3
-    assert type(item.value) is int
+    [item, keyed] = StreamingReader(rec(*item_values(value=3)) + item_map(value=-4))
+    assert item.value == 3.0
+    assert type(item.value) is float
+    assert keyed.value == -4.0
+    assert type(keyed.value) is float
 
 
 def test_validate_accepts_none_only_for_optional() -> None:
     ok = rec(b"", True, None, [])
-    assert next(StreamingReader(ok, Mixed, validate=True)).maybe is None
+    assert next(StreamingReader(ok, Mixed)).maybe is None
     with pytest.raises(RecordError, match="field `flag` expected bool, got None"):
-        list(StreamingReader(rec(b"", None, None, []), Mixed, validate=True))
-    with pytest.raises(RecordError, match="field `maybe` expected int \\| None, got bool"):
-        list(StreamingReader(rec(b"", True, True, []), Mixed, validate=True))
+        list(StreamingReader(rec(b"", None, None, []), Mixed))
+    with pytest.raises(RecordError, match="field `maybe` expected int \\| None, got bool True"):
+        list(StreamingReader(rec(b"", True, True, []), Mixed))
     with pytest.raises(RecordError, match="field `flag` expected bool, got int"):
-        list(StreamingReader(rec(b"", 1, None, []), Mixed, validate=True))
+        list(StreamingReader(rec(b"", 1, None, []), Mixed))
 
 
 def test_validate_tells_str_from_bytes() -> None:
     with pytest.raises(RecordError, match="field `blob` expected bytes, got str"):
-        list(StreamingReader(rec("text", True, None, []), Mixed, validate=True))
-    with pytest.raises(RecordError, match="field `numbers` expected list\\[int\\], got str"):
-        list(StreamingReader(rec(b"", True, None, "1,2"), Mixed, validate=True))
+        list(StreamingReader(rec("text", True, None, []), Mixed))
+    with pytest.raises(RecordError, match="field `numbers` expected array, got str '1,2'"):
+        list(StreamingReader(rec(b"", True, None, "1,2"), Mixed))
 
 
 def test_validate_error_is_a_reader_error_with_location() -> None:
     good = rec(*ITEM.to_list())
     with pytest.raises(ReaderError) as info:
-        list(StreamingReader(good + rec(*item_values(line="x")), validate=True))
+        list(StreamingReader(good + rec(*item_values(line="x"))))
     assert isinstance(info.value, RecordError)
     assert str(info.value).startswith(f"record 1 at byte {len(good)}: ")
 
@@ -959,30 +1049,43 @@ def test_item_tuple_records_equal_items(
 
 
 def test_item_tuple_records_validated(reference_bytes: bytes, record_offsets: list[int]) -> None:
-    assert len(list(StreamingReader(reference_bytes, ItemTuple, validate=True))) == 10000
+    assert len(list(StreamingReader(reference_bytes, ItemTuple))) == 10000
     bad = msgpack.packb([1, 2, 3, 4, 5, 6.0, "f", b"not a str"])
     data = reference_bytes[: record_offsets[5]] + bad
     with pytest.raises(RecordError, match="field `path` expected str, got bytes") as info:
-        list(StreamingReader(data, ItemTuple, validate=True))
+        list(StreamingReader(data, ItemTuple))
     assert (info.value.index, info.value.offset) == (5, record_offsets[5])
 
 
-@pytest.mark.parametrize("values", [["k"], ["k", 1, 2], []])
-def test_named_tuple_count_is_checked_despite_defaults(values: list[Any]) -> None:
+@pytest.mark.parametrize(("values", "found"), [(["k", 1, 2], 3), ([], 0)])
+def test_named_tuple_count_is_checked_despite_defaults(values: list[Any], found: int) -> None:
     # tuple.__new__ would build a Pair of any length; the batch check must refuse it.
     data = msgpack.packb(["a", 1]) + msgpack.packb(values)
     reader = StreamingReader(data, Pair)
     assert next(reader) == Pair("a", 1)
-    with pytest.raises(RecordError, match="expected an array of 2 fields") as info:
+    with pytest.raises(RecordError) as info:
         next(reader)
+    assert info.value.reason == (
+        f"expected an array or a map of 1 to 2 fields, found an array of {found} values"
+    )
     assert (info.value.index, info.value.offset) == (1, len(msgpack.packb(["a", 1])))
+
+
+def test_named_tuple_default_fills_a_missing_trailing_field() -> None:
+    data = (
+        msgpack.packb(["k"]) + msgpack.packb({"key": "m"}) + msgpack.packb({"key": "n", "hits": 2})
+    )
+    got = list(StreamingReader(data, Pair))
+    assert got == [Pair("k", 0), Pair("m", 0), Pair("n", 2)]
+    assert all(type(record) is Pair for record in got)
 
 
 def test_untyped_namedtuple_takes_any_values() -> None:
     Point = collections.namedtuple("Point", ["x", "y"])
-    data = msgpack.packb([1, "two"]) + msgpack.packb([[3], None])
-    assert list(StreamingReader(data, Point)) == [Point(1, "two"), Point((3,), None)]
-    assert list(StreamingReader(data, Point, validate=True))[1] == Point((3,), None)
+    data = msgpack.packb([1, "two"]) + msgpack.packb([[3], None]) + msgpack.packb({"x": 4, "y": 5})
+    got = list(StreamingReader(data, Point))
+    assert got == [Point(1, "two"), Point([3], None), Point(4, 5)]
+    assert type(got[1].x) is list  # an untyped field is Any: arrays are lists
 
 
 # --- typed tuple records -----------------------------------------------------------------------
@@ -994,7 +1097,7 @@ def test_item_values_are_the_decoded_tuples(
     got = list(StreamingReader(reference_bytes, ITEM_VALUES))
     assert all(type(values) is tuple for values in got)
     assert [Item(*values) for values in got] == reference_items
-    assert len(list(StreamingReader(reference_bytes, ITEM_VALUES, validate=True))) == 10000
+    assert len(list(StreamingReader(reference_bytes, ITEM_VALUES))) == 10000
 
 
 @pytest.mark.parametrize("values", [[1, 2], [1, 2, 3, 4, 5, 6.0, "f", "p", 9], "eight ch"])
@@ -1010,7 +1113,7 @@ def test_item_values_shape_is_checked(values: Any, record_offsets: list[int]) ->
 def test_item_values_validation_names_the_position() -> None:
     data = msgpack.packb([1, 2, 3, 4, True, 6.0, "f", "p"])
     with pytest.raises(RecordError, match=r"field `\[4\]` expected int, got bool True"):
-        list(StreamingReader(data, ITEM_VALUES, validate=True))
+        list(StreamingReader(data, ITEM_VALUES))
 
 
 @pytest.mark.parametrize("record_type", [tuple, tuple[int, ...], tuple[()], list[int], int])

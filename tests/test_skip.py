@@ -56,7 +56,7 @@ def test_invalid_records_are_skipped_counted_and_located(
 ) -> None:
     invalid = list(INVALID.values())[:4]
     data, offsets = interleave(invalid)
-    reader = StreamingReader(data, record_type, validate=True, on_error="skip", read_size=read_size)
+    reader = StreamingReader(data, record_type, on_error="skip", read_size=read_size)
     got = list(reader)
     assert [Item(*record) if record_type is ItemTuple else record for record in got] == GOOD
     assert reader.skipped == 4
@@ -72,10 +72,24 @@ def test_invalid_records_are_skipped_counted_and_located(
 @pytest.mark.parametrize("name", list(INVALID))
 def test_each_kind_of_invalid_record_is_skippable(name: str) -> None:
     data, offsets = interleave([INVALID[name]])
-    reader = StreamingReader(data, validate=True, on_error="skip")
+    reader = StreamingReader(data, on_error="skip")
     assert list(reader) == GOOD
     assert reader.skipped == 1
     assert (reader.errors[0].index, reader.errors[0].offset) == (1, offsets[1])
+
+
+def test_maps_are_records_and_a_map_missing_a_key_is_skipped() -> None:
+    """A map with a key per field is read, not skipped; one without a field's key is."""
+    names = ["id", "process_id", "thread_id", "timestamp_ns", "line", "value", "filename", "path"]
+    keyed = [dict(zip(names, item.to_list(), strict=True)) for item in GOOD[:2]]
+    missing = {name: value for name, value in keyed[1].items() if name != "line"}
+    data, offsets = interleave([keyed[0], missing])
+    reader = StreamingReader(data, on_error="skip")
+    assert list(reader) == [GOOD[0], GOOD[0], *GOOD[1:]]
+    assert reader.skipped == 1
+    [error] = reader.errors
+    assert (error.index, error.offset) == (3, offsets[3])
+    assert error.reason == "field `line` is missing (a map without its key, and no default)"
 
 
 def test_only_the_first_100_errors_are_kept() -> None:
@@ -147,7 +161,7 @@ def test_skipping_keeps_every_valid_record_in_order(
         pack_items([item]) if keep else msgpack.packb(invalid)
         for item, keep in zip(items, pattern, strict=True)
     )
-    reader = StreamingReader(data, validate=True, on_error="skip", read_size=read_size)
+    reader = StreamingReader(data, on_error="skip", read_size=read_size)
     assert list(reader) == [item for item, keep in zip(items, pattern, strict=True) if keep]
     assert reader.skipped == pattern.count(False)
     assert [e.index for e in reader.errors] == [i for i, keep in enumerate(pattern) if not keep]
@@ -163,7 +177,7 @@ def test_cli_skip_invalid(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> 
     assert '"skipped": 2' in out
     assert err.splitlines() == [
         f"{path}: skipped 2 invalid records; the first: record 1 at byte {offsets[1]}: "
-        "expected an array of 8 fields, found str 'abcdefgh'"
+        "expected an array or a map of 8 fields, found str 'abcdefgh'"
     ]
     assert main(["read", str(path)]) == 1
     assert main(["dump", str(path), "--skip-invalid", "--limit", "1"]) == 0

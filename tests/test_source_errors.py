@@ -48,7 +48,7 @@ def reset() -> OSError:
 
 OPTIONS: dict[str, dict[str, Any]] = {
     "defaults": {},
-    "validate, skip": {"validate": True, "on_error": "skip"},
+    "skip": {"on_error": "skip"},
     "mapper": {"mapper": Item.from_list},
     "small limit": {"max_record_size": 100},
 }

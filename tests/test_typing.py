@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     def _static_checks(src: bytes) -> None:
         assert_type(StreamingReader(src), StreamingReader[Item])
         assert_type(StreamingReader(src, Item), StreamingReader[Item])
-        assert_type(StreamingReader(src, validate=True, read_size=10), StreamingReader[Item])
+        assert_type(StreamingReader(src, read_size=10), StreamingReader[Item])
         assert_type(StreamingReader(src, MyRecord), StreamingReader[MyRecord])
         assert_type(StreamingReader(src, ItemTuple), StreamingReader[ItemTuple])
         assert_type(
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
         )
         assert_type(next(StreamingReader(src, ITEM_VALUES))[5], float)
         assert_type(next(StreamingReader(src, ItemTuple)).value, float)
-        assert_type(StreamingReader(src, MyRecord, validate=True), StreamingReader[MyRecord])
+        assert_type(StreamingReader(src, MyRecord), StreamingReader[MyRecord])
         assert_type(StreamingReader(src, mapper=to_name), StreamingReader[str])
         assert_type(StreamingReader(src, mapper=to_pair), StreamingReader[tuple[int, float]])
         assert_type(StreamingReader(src, mapper=Item.from_list), StreamingReader[Item])

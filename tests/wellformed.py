@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
-import msgpack
+import msgspec
 
-DECODED_SCALARS = frozenset({bool, int, float, str, bytes, msgpack.ExtType, msgpack.Timestamp})
+# What an untyped value decodes to: the timestamp extension as a datetime, others as Ext.
+DECODED_SCALARS = frozenset({bool, int, float, str, bytes, datetime.datetime, msgspec.msgpack.Ext})
 
 
 def is_decoded_value(value: Any) -> bool:
-    """Whether ``value`` is something msgpack decodes to (and nothing the reader invented).
+    """Whether ``value`` is something MessagePack decodes to (and nothing the reader invented).
 
     Iterative: a valid record may nest values about 1000 deep.
     """

@@ -1,0 +1,49 @@
+"""Ready ``ext_hook`` functions for extension types that real producers write.
+
+An ``ext_hook`` is called as ``ext_hook(code, data)`` for each extension value other than the
+MessagePack timestamp (-1, which always becomes an aware UTC ``datetime``), where the record
+type accepts ``Any`` or ``datetime``; what it returns is the field's value.
+
+>>> import datetime
+>>> from msgpack_reader_py.ext import fluentd_event_time
+>>> fluentd_event_time(0, b"\\x00\\x00\\x00\\x01\\x00\\x00\\x00\\x05")
+datetime.datetime(1970, 1, 1, 0, 0, 1, tzinfo=datetime.timezone.utc)
+"""
+
+from __future__ import annotations
+
+import datetime
+
+from msgspec.msgpack import Ext
+
+__all__ = ["EVENT_TIME_CODE", "fluentd_event_time"]
+
+EVENT_TIME_CODE = 0
+"""The extension type code of Fluentd's EventTime."""
+
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+def fluentd_event_time(code: int, data: memoryview | bytes) -> datetime.datetime | Ext:
+    """Fluentd's EventTime (ext 0: big-endian uint32 seconds, then uint32 nanoseconds since the
+    epoch) as an aware UTC ``datetime``; any other extension type as ``msgspec.msgpack.Ext``.
+
+    Python's ``datetime`` holds microseconds: the nanoseconds are rounded to the nearest one
+    (half up), as the reader rounds the timestamp extension. An
+    EventTime that is not 8 bytes, or whose nanoseconds are not below 10**9, is refused with
+    ``ValueError`` (the reader's ``RecordError``).
+
+    Use it as ``StreamingReader(source, Entry, ext_hook=fluentd_event_time)`` for Fluentd's
+    forward and buffer entries ``[time, {record}]``, with ``time: datetime`` in ``Entry``.
+    """
+    if code != EVENT_TIME_CODE:
+        return Ext(code, bytes(data))
+    if len(data) != 8:
+        raise ValueError(f"a Fluentd EventTime is 8 bytes, got {len(data)}")
+    seconds = int.from_bytes(data[:4], "big")
+    nanoseconds = int.from_bytes(data[4:], "big")
+    if nanoseconds >= 1_000_000_000:
+        raise ValueError(
+            f"a Fluentd EventTime's nanoseconds must be below 10**9, got {nanoseconds}"
+        )
+    return _EPOCH + datetime.timedelta(seconds=seconds, microseconds=(nanoseconds + 500) // 1000)

@@ -1,0 +1,209 @@
+"""engine.RecordDecoder (draft, issue 10): both wire shapes at every level, every record kind."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import io
+from typing import Any, NamedTuple
+
+import msgpack
+import msgspec
+import pytest
+
+from msgpack_reader_py import Item, get_iter, pack_items
+from msgpack_reader_py.engine import RecordDecoder, RecordFailure
+
+
+@dataclasses.dataclass
+class Inner:
+    name: str
+    level: int
+
+
+@dataclasses.dataclass
+class Event:
+    id: int
+    inner: Inner
+    tags: list[int]
+    when: datetime.datetime | None = None
+
+
+class Pair(NamedTuple):
+    key: int
+    inner: Inner
+
+
+class Compact(msgspec.Struct, array_like=True):
+    a: int
+    b: str = "x"
+
+
+class GoItem(msgspec.Struct, rename="pascal"):
+    process_id: int
+    line: int = 0
+
+
+def run(decoder: RecordDecoder, records: list[Any]) -> list[Any]:
+    return decoder.decode_run(msgpack.packb(records, datetime=False))
+
+
+def one(decoder: RecordDecoder, record: Any) -> Any:
+    return decoder.decode_one(msgpack.packb(record, datetime=False))
+
+
+def test_nested_records_in_any_mix_of_arrays_and_maps() -> None:
+    records = run(
+        RecordDecoder(Event),
+        [
+            [1, ["a", 2], [1, 2]],
+            {
+                "id": 2,
+                "inner": {"name": "b", "level": 3},
+                "tags": [],
+                "when": msgpack.Timestamp(1, 5000),
+            },
+            [3, {"name": "c", "level": 4}, [5], None],
+        ],
+    )
+    utc = datetime.timezone.utc
+    assert records == [
+        Event(1, Inner("a", 2), [1, 2]),
+        Event(2, Inner("b", 3), [], datetime.datetime(1970, 1, 1, 0, 0, 1, 5, tzinfo=utc)),
+        Event(3, Inner("c", 4), [5], None),
+    ]
+
+
+def test_flat_item_from_arrays_and_from_maps() -> None:
+    items = list(get_iter(50))
+    arrays = list(msgpack.Unpacker(io.BytesIO(pack_items(items))))
+    names = [field.name for field in dataclasses.fields(Item)]
+    maps = [dict(zip(names, values, strict=True)) for values in arrays]
+    decoder = RecordDecoder(Item)
+    assert run(decoder, arrays) == items
+    assert run(decoder, maps) == items
+    assert run(decoder, [arrays[0], maps[1]]) == items[:2]
+
+
+@pytest.mark.parametrize(
+    ("record_type", "records", "expected"),
+    [
+        (Compact, [[1], {"a": 2, "b": "q"}], [Compact(1), Compact(2, "q")]),
+        (GoItem, [{"ProcessId": 5}, [7, 8]], [GoItem(5), GoItem(7, 8)]),
+        (
+            Pair,
+            [[1, {"name": "x", "level": 1}], {"key": 2, "inner": ["y", 2]}],
+            [Pair(1, Inner("x", 1)), Pair(2, Inner("y", 2))],
+        ),
+        (tuple[int, Inner], [[1, ["x", 3]]], [(1, Inner("x", 3))]),
+    ],
+)
+def test_every_record_kind(record_type: Any, records: list[Any], expected: list[Any]) -> None:
+    assert run(RecordDecoder(record_type), records) == expected
+
+
+@pytest.mark.parametrize(
+    ("record", "reason"),
+    [
+        ([1, ["a", 2], [1, "x"]], "field `tags[1]` expected int, got str"),
+        ({"id": 1, "inner": {"name": "a", "level": "z"}, "tags": []}, "field `inner.level`"),
+        ([1, ["a", "z"], []], "field `inner.level` expected int, got str"),
+        ({"id": 1, "tags": []}, "field `inner` is missing"),
+        (
+            [1, ["a", 2], [1, 2], None, 9],
+            "expected an array or a map of 3 to 4 fields, found an array of 5 values",
+        ),
+    ],
+)
+def test_a_bad_record_names_its_field_path(record: Any, reason: str) -> None:
+    with pytest.raises(RecordFailure) as caught:
+        one(RecordDecoder(Event), record)
+    assert reason in caught.value.reason
+
+
+def test_a_bool_is_not_an_int_and_an_int_is_a_float() -> None:
+    @dataclasses.dataclass
+    class Numbers:
+        count: int
+        ratio: float
+
+    decoder = RecordDecoder(Numbers)
+    assert run(decoder, [[1, 2]]) == [Numbers(1, 2.0)]
+    with pytest.raises(RecordFailure, match="field `count` expected int, got bool"):
+        one(decoder, [True, 1.0])
+
+
+def test_missing_trailing_fields_take_their_defaults_and_factories() -> None:
+    @dataclasses.dataclass
+    class WithDefaults:
+        id: int
+        inner: Inner
+        note: str = "none"
+        tags: list[int] = dataclasses.field(default_factory=list)
+
+    decoder = RecordDecoder(WithDefaults)
+    first, second = run(decoder, [[1, ["a", 1]], {"id": 2, "inner": ["b", 2], "tags": [3]}])
+    assert first == WithDefaults(1, Inner("a", 1))
+    assert second == WithDefaults(2, Inner("b", 2), "none", [3])
+    assert first.tags is not run(decoder, [[1, ["a", 1]]])[0].tags  # a new list each time
+
+
+def test_a_map_key_of_the_wrong_type_is_named_where_it_is() -> None:
+    @dataclasses.dataclass
+    class Keyed:
+        a: dict[str, int]
+
+    decoder = RecordDecoder(Keyed)
+    for record, reason in [
+        ({"a": {3: 4}}, "field `a`: a map key expected str, got int"),
+        ([{3: 4}], "field `a`: a map key expected str, got int"),
+        ({3: 4, "a": {}}, "a map key expected str, got int"),
+    ]:
+        with pytest.raises(RecordFailure) as caught:
+            one(decoder, record)
+        assert caught.value.reason == reason
+
+
+@dataclasses.dataclass
+class Containers:
+    maybe: Inner | None
+    by_name: dict[str, Inner]
+    many: tuple[Inner, ...]
+    when: datetime.datetime | None = None
+
+
+def test_records_inside_unions_maps_and_tuples_in_either_shape() -> None:
+    decoder = RecordDecoder(Containers, ext_hook=lambda code, data: datetime.datetime(2000, 1, 1))
+    as_arrays = [["a", 1], {"k": ["b", 2]}, [["c", 3]], msgpack.ExtType(9, b"")]
+    as_maps = {
+        "maybe": {"name": "a", "level": 1},
+        "by_name": {"k": {"name": "b", "level": 2}},
+        "many": [{"name": "c", "level": 3}],
+        "when": msgpack.ExtType(9, b""),
+    }
+    expected = Containers(
+        Inner("a", 1), {"k": Inner("b", 2)}, (Inner("c", 3),), datetime.datetime(2000, 1, 1)
+    )
+    assert run(decoder, [as_arrays, as_maps]) == [expected, expected]
+    assert run(decoder, [[None, {}, []]]) == [Containers(None, {}, ())]
+
+
+def test_an_array_like_struct_reads_maps_too() -> None:
+    assert run(RecordDecoder(Compact), [{"a": 1}, {"a": 2, "b": "y"}, [3, "z"]]) == [
+        Compact(1),
+        Compact(2, "y"),
+        Compact(3, "z"),
+    ]
+
+
+def test_values_of_records_as_tuples() -> None:
+    @dataclasses.dataclass
+    class One:
+        inner: Inner
+
+    assert run(RecordDecoder(One, values=True), [[["a", 1]], {"inner": ["b", 2]}]) == [
+        (Inner("a", 1),),
+        (Inner("b", 2),),
+    ]
+    flat = RecordDecoder(Inner, values=True)
+    assert run(flat, [["a", 1], {"name": "b", "level": 2}]) == [("a", 1), ("b", 2)]
