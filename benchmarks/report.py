@@ -84,6 +84,11 @@ def floor_of(name: str) -> str:
     return MAP_BASELINE if name in MAP_SHAPED else BASELINE
 
 
+def ratio(rows: dict[str, Row], name: str, of: str | None = None) -> float:
+    """The median of ``name`` over the median of ``of`` (default: its floor), one run's."""
+    return rows[name].median / rows[of or floor_of(name)].median
+
+
 @dataclass
 class Row:
     name: str
@@ -148,12 +153,11 @@ def reference_table(rows: dict[str, Row]) -> list[str]:
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name in REFERENCE:
-        row, floor = rows[name], floor_of(name)
+        row = rows[name]
         lines.append(
             f"| `{name}` | {WHAT[name]} | {_time(row.median)} | {_time(row.mad)} | "
             f"{_time(row.mean)} | {_time(row.stdev)} | {_rate(row.records_per_second)} | "
-            f"{row.megabytes_per_second:.1f} | `{floor}` | "
-            f"{row.median / rows[floor].median:.2f}x |"
+            f"{row.megabytes_per_second:.1f} | `{floor_of(name)}` | {ratio(rows, name):.2f}x |"
         )
     return lines
 
@@ -161,7 +165,7 @@ def reference_table(rows: dict[str, Row]) -> list[str]:
 def rust_paragraph(rows: dict[str, Row]) -> str:
     """The Rust reader of ``RUST_REFERENCE`` next to this run's fastest validated read."""
     rust = RUST_REFERENCE
-    ratios = {name: rows[name].median / rows[BASELINE].median for name in FAST_PATHS}
+    ratios = {name: ratio(rows, name) for name in FAST_PATHS}
     fastest = min(ratios, key=ratios.__getitem__)
     low, high = rust["snmalloc_ratio"]
     broken = rust["broken_input"]
@@ -184,26 +188,22 @@ def rust_paragraph(rows: dict[str, Row]) -> str:
 def target_table(rows: dict[str, Row]) -> list[str]:
     lines = ["| benchmark | ratio | of | target | met |", "|---|---|---|---|---|"]
     for name, (of, limit) in TARGETS.items():
-        ratio = rows[name].median / rows[of].median
-        met = "yes" if ratio <= limit else f"no: {ratio / limit - 1:.0%} over"
-        lines.append(f"| `{name}` | {ratio:.2f}x | `{of}` | at most {limit}x | {met} |")
+        value = ratio(rows, name, of)
+        met = "yes" if value <= limit else f"no: {value / limit - 1:.0%} over"
+        lines.append(f"| `{name}` | {value:.2f}x | `{of}` | at most {limit}x | {met} |")
     return lines
 
 
 def faster_sentence(rows: dict[str, Row], sizes: list[int]) -> str:
     """Which record sizes the typed reader beat the raw loop at, in this run."""
-    faster = [
-        _size(size)
-        for size in sizes
-        if rows[f"message_size/{size}"].median < rows[f"message_size_raw/{size}"].median
-    ]
+    faster = [f"{size} B" for size in sizes if _typed_over_raw(rows, size) < 1]
     if not faster:
         return "In this run the raw loop is faster at every size."
     return f"In this run the typed reader is faster than the raw loop at {', '.join(faster)}."
 
 
-def _size(size: int) -> str:
-    return f"{size // 1024} KiB" if size >= 1024 else f"{size} B"
+def _typed_over_raw(rows: dict[str, Row], size: int) -> float:
+    return ratio(rows, f"message_size/{size}", f"message_size_raw/{size}")
 
 
 def size_table(rows: dict[str, Row], sizes: list[int]) -> list[str]:
@@ -218,7 +218,7 @@ def size_table(rows: dict[str, Row], sizes: list[int]) -> list[str]:
             f"| {size} B | {typed.records} | {_time(typed.median)} | "
             f"{typed.megabytes_per_second:.0f} | {_rate(typed.records_per_second)} | "
             f"{_time(raw.median)} | {raw.megabytes_per_second:.0f} | "
-            f"{typed.median / raw.median:.2f}x |"
+            f"{_typed_over_raw(rows, size):.2f}x |"
         )
     return lines
 
@@ -283,11 +283,10 @@ def scale_out_verdict(scale: dict[str, Any]) -> str:
 
 
 def tried_table(tried: dict[str, Row], notes: dict[str, tuple[str, str]]) -> list[str]:
-    base = tried[BASELINE]
     lines = ["| approach | / floor | kept? |", "|---|---|---|"]
     for name, (what, verdict) in notes.items():
         if name in tried:
-            lines.append(f"| {what} | {tried[name].median / base.median:.2f}x | {verdict} |")
+            lines.append(f"| {what} | {ratio(tried, name, BASELINE):.2f}x | {verdict} |")
     return lines
 
 
@@ -323,7 +322,7 @@ def plot_reference(rows: dict[str, Row], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    ratios = [rows[name].median / rows[floor_of(name)].median for name in REFERENCE]
+    ratios = [ratio(rows, name) for name in REFERENCE]
     figure, axes = plt.subplots(figsize=(7, 4.6))
     bars = axes.barh(
         [name.replace("_benchmark", "").replace("_", " ") for name in REFERENCE],
@@ -500,9 +499,9 @@ def write(
         "`arrow_batches_benchmark` reads the reference data into Arrow `RecordBatch`es: "
         "each chunk is decoded and validated by msgspec as every read is, then its records go "
         "to pyarrow in one call, with no record object built. It runs at "
-        f"{rows['arrow_batches_benchmark'].median / rows[BASELINE].median:.2f}x the floor "
+        f"{ratio(rows, 'arrow_batches_benchmark'):.2f}x the floor "
         f"({_rate(rows['arrow_batches_benchmark'].records_per_second)} records/s), against "
-        f"{rows['in_memory_stream_benchmark'].median / rows[BASELINE].median:.2f}x for "
+        f"{ratio(rows, 'in_memory_stream_benchmark'):.2f}x for "
         "`Item`s (`in_memory_stream_benchmark`, just as validated), and the columns are ready "
         "for pandas, Parquet, DuckDB or Polars without another pass over the records.",
         "",

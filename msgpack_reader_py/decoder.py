@@ -50,6 +50,7 @@ Chunk = bytes | bytearray | memoryview
 _CONVERSION_ERRORS = (TypeError, ValueError, KeyError, IndexError)
 _HEAD_SIZE = 64 * 1024  # how much of an unfinished record is read for the sizes it declares
 _RUN_HEADER = b"\xdd"  # array 32: the count of a run's records, before their bytes
+_RUN_HEADER_SIZE = len(_RUN_HEADER) + 4
 _E = TypeVar("_E", bound=ReaderError)
 _second = operator.itemgetter(1)
 _SMALL_BATCH = 16  # fewer records than this are left to skip one at a time
@@ -169,7 +170,8 @@ class Run:
         """Where each record ends. Framing counts records without noting each one's end: the
         ends are found again, only for a run that needs them (one with an error in it)."""
         if self._ends is None:
-            self._ends = _record_ends(memoryview(self.data)[5:], self.start, self.count)
+            data = memoryview(self.data)[_RUN_HEADER_SIZE:]
+            self._ends = _record_ends(data, self.start, self.count)
         return self._ends
 
     def offset(self, position: int) -> int:
@@ -182,14 +184,14 @@ class Run:
 
     def record(self, position: int) -> memoryview:
         """The bytes of the run's record at ``position``."""
-        base = self.start - len(_RUN_HEADER) - 4
+        base = self.start - _RUN_HEADER_SIZE
         return memoryview(self.data)[self.offset(position) - base : self.ends()[position] - base]
 
     def first(self, count: int) -> Run:
         """A run of the first ``count`` records."""
         end = self.offset(count)
-        data = _RUN_HEADER + count.to_bytes(4, "big") + self.data[5 : 5 + end - self.start]
-        return Run(self.index, self.start, count, end, data)
+        records = self.data[_RUN_HEADER_SIZE : _RUN_HEADER_SIZE + end - self.start]
+        return Run(self.index, self.start, count, end, _run_header(count) + records)
 
 
 def _record_ends(data: Chunk, start: int, count: int) -> list[int]:
@@ -197,8 +199,20 @@ def _record_ends(data: Chunk, start: int, count: int) -> list[int]:
     offset ``start`` with a record, and holds at least ``count`` complete ones."""
     unpacker = msgpack.Unpacker(max_buffer_size=max(len(data), 1))
     unpacker.feed(data)
-    framed = zip(iter(unpacker.skip, 1), iter(unpacker.tell, -1), strict=False)
-    return [start + end for end in itertools.islice(map(_second, framed), count)]
+    ends = _skipping(unpacker.skip, unpacker.tell)
+    return [start + end for end in itertools.islice(ends, count)]
+
+
+def _skipping(skip: Callable[[], None], tell: Callable[[], int]) -> Iterator[int]:
+    """Where each record ends, as ``skip`` passes over it and ``tell`` says where it stopped:
+    C code calls them in turn until ``skip`` raises (zip reuses its pair when the getter
+    drops it, so a record costs one int object)."""
+    return map(_second, zip(iter(skip, 1), iter(tell, -1), strict=False))
+
+
+def _run_header(count: int) -> bytes:
+    """The array header a run's records are decoded behind, in one msgspec call."""
+    return _RUN_HEADER + count.to_bytes(4, "big")
 
 
 def records(
@@ -284,7 +298,7 @@ def runs(chunks: ChunkSource, unpacker: msgpack.Unpacker, limit: int) -> Iterato
                         count += len(skipped)
                 count += batch
                 end = tell()
-            ends.extend(map(_second, zip(iter(skip, 1), iter(tell, -1), strict=False)))
+            ends.extend(_skipping(skip, tell))
         except msgpack.OutOfData:
             pass
         except (msgpack.UnpackException, ValueError) as exc:
@@ -311,8 +325,8 @@ def runs(chunks: ChunkSource, unpacker: msgpack.Unpacker, limit: int) -> Iterato
                 continue
         else:
             cut = end - (read - len(chunk))
-            header = _RUN_HEADER + count.to_bytes(4, "big")
-            run = Run(index, start, count, end, b"".join([header, *carry, chunk[:cut]]))
+            data = b"".join([_run_header(count), *carry, chunk[:cut]])
+            run = Run(index, start, count, end, data)
             if end - start > limit:
                 # Only then can a record of this run be over the limit.
                 ends = run.ends()
@@ -415,30 +429,29 @@ def _mapped(
 ) -> Generator[list[Any], None, None]:
     mapped: list[Any] = []
     pending = iter(values)
-    while True:
+    failure: Exception | None = None
+    while failure is None:
         try:
             mapped.extend(map(mapper, pending))
-        except Exception as exc:
-            if not isinstance(exc, _CONVERSION_ERRORS):
-                # A bug of the mapper's own, not bad data: raised as it is, after the records
-                # before it.
-                if mapped:
-                    yield mapped
-                raise
+            break
+        except _CONVERSION_ERRORS as exc:
             position = len(values) - operator.length_hint(pending) - 1
             name = getattr(mapper, "__qualname__", "the mapper")
             reason = f"cannot build a record with {name}: {type(exc).__name__}: {exc}"
             index, offset = where(position)
             error = RecordError(reason, index=index, offset=offset)
+            error.__cause__ = exc
             if skip is None:
-                if mapped:
-                    yield mapped
-                raise error from exc
-            skip.add(error)  # and go on with the rest of the batch
-            continue
-        if mapped:
-            yield mapped
-        return
+                failure = error
+            else:
+                skip.add(error)  # and go on with the rest of the batch
+        except Exception as exc:  # noqa: BLE001 - raised below, after the records before it
+            failure = exc  # a bug of the mapper's own, not bad data: raised as it is
+    # The records mapped before a failure are handed over before it is raised.
+    if mapped:
+        yield mapped
+    if failure is not None:
+        raise failure
 
 
 def _named(error: _E, chunks: ChunkSource) -> _E:

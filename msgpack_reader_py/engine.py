@@ -768,6 +768,9 @@ def _flat_finisher(record_type: type, names: list[str] | None) -> Callable[[list
 
         return values
 
+    # An iterable record type could be unpacked by starmap: never tried on one.
+    iterable = hasattr(record_type, "__iter__")
+
     def finish(decoded: list[Any]) -> list[Any]:
         if not decoded or type(decoded[0]) is not tuple or iterable:
             if set(map(type, decoded)) <= {record_type}:
@@ -787,7 +790,6 @@ def _flat_finisher(record_type: type, names: list[str] | None) -> Callable[[list
                 continue
             return records
 
-    iterable = hasattr(record_type, "__iter__")
     return finish
 
 

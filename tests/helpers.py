@@ -38,6 +38,19 @@ class Loose:
     payload: Any
 
 
+@dataclass
+class Checked:
+    """A record whose own ``__post_init__`` refuses a negative id, with a ``TypeError``: the
+    exception the reader also meets when it builds a record it cannot unpack."""
+
+    id: int
+    name: str
+
+    def __post_init__(self) -> None:
+        if self.id < 0:
+            raise TypeError("id must not be negative")
+
+
 def as_rows(records: Iterable[Any]) -> list[dict[str, Any]]:
     """Flat dataclass records as the dicts a reader of converted output gives back.
 

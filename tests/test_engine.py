@@ -12,7 +12,7 @@ import msgspec
 import pytest
 
 from msgpack_reader_py import Item, get_iter, pack_items
-from msgpack_reader_py.engine import RecordDecoder, RecordFailure
+from msgpack_reader_py.engine import RecordDecoder, RecordFailure, record_decoder
 
 
 @dataclasses.dataclass
@@ -207,3 +207,11 @@ def test_values_of_records_as_tuples() -> None:
     ]
     flat = RecordDecoder(Inner, values=True)
     assert run(flat, [["a", 1], {"name": "b", "level": 2}]) == [("a", 1), ("b", 2)]
+
+
+def test_a_compiled_decoder_is_shared_per_record_type_and_options() -> None:
+    shared = record_decoder(Compact)
+    assert record_decoder(Compact) is shared
+    assert record_decoder(Compact, forbid_unknown_keys=True) is not shared
+    assert record_decoder(Compact, values=True) is not shared
+    assert run(record_decoder(Compact), [[1], {"a": 2}]) == [Compact(1), Compact(2)]

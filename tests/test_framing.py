@@ -4,6 +4,7 @@ exactly, whether the framing skips them in batches or one at a time."""
 from __future__ import annotations
 
 import io
+import random
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from msgpack_reader_py import DecodeError, Item, RecordError, StreamingReader, TruncatedStreamError
-from tests.helpers import examples
+from tests.helpers import Checked, examples
 
 
 @dataclass
@@ -22,63 +23,75 @@ class Sized:
     payload: bytes
 
 
-# Mostly small records, now and then a large one: a batch sized by the average record then
-# runs into the middle of a record and must be counted again.
-payloads = st.lists(
-    st.one_of(
-        st.binary(max_size=8),
-        st.binary(max_size=8),
-        st.binary(max_size=8),
-        st.integers(200, 3000).map(lambda n: b"x" * n),
-    ),
-    min_size=1,
-    max_size=400,
-)
+@dataclass
+class Stream:
+    """Records ``[id, payload]`` as written, and how the reader is to read them."""
+
+    payloads: list[bytes]
+    data: bytes
+    starts: list[int]  # where each record starts, then where the last one ends
+    read_size: int
+
+    def records(self, count: int | None = None) -> list[Sized]:
+        return [Sized(i, p) for i, p in enumerate(self.payloads[:count])]
 
 
-def _stream(sizes: list[bytes]) -> tuple[bytes, list[int]]:
-    """The records' bytes and where each starts."""
-    records = [msgpack.packb([i, p]) for i, p in enumerate(sizes)]
+@st.composite
+def streams(draw: st.DrawFn) -> Stream:
+    """Many small records, a large one now and then, read in chunks that hold dozens to
+    hundreds of records: framing skips them in batches sized by the records' average, and a
+    large record makes a batch run past the chunk's end, to be counted again."""
+    # Sizes from a seeded generator: thousands of hypothesis draws per stream would be slow.
+    rng = random.Random(draw(st.integers(0, 2**32), label="seed"))
+    count = draw(st.integers(1, 3000), label="records")
+    every = draw(st.integers(5, 400), label="one large record in")
+    payloads = [
+        b"x" * rng.randint(200, 3000) if rng.randrange(every) == 0 else b"s" * rng.randint(0, 8)
+        for _ in range(count)
+    ]
+    records = [msgpack.packb([i, p]) for i, p in enumerate(payloads)]
     starts = [0]
     for record in records:
         starts.append(starts[-1] + len(record))
-    return b"".join(records), starts
+    read_size = draw(st.integers(256, 8192), label="read_size")
+    return Stream(payloads, b"".join(records), starts, read_size)
+
+
+def _read(data: bytes, stream: Stream, got: list[Sized]) -> None:
+    got.extend(StreamingReader(io.BytesIO(data), Sized, read_size=stream.read_size))
 
 
 @settings(deadline=None, max_examples=examples(ci=300, local=100))
-@given(payloads, st.integers(1, 5000))
-def test_every_record_is_read_however_sizes_vary(sizes: list[bytes], read_size: int) -> None:
-    data, _ = _stream(sizes)
-    got = list(StreamingReader(io.BytesIO(data), Sized, read_size=read_size))
-    assert got == [Sized(i, p) for i, p in enumerate(sizes)]
+@given(streams())
+def test_every_record_is_read_however_sizes_vary(stream: Stream) -> None:
+    got: list[Sized] = []
+    _read(stream.data, stream, got)
+    assert got == stream.records()
 
 
 @settings(deadline=None, max_examples=examples(ci=300, local=100))
-@given(payloads, st.integers(1, 5000), st.data())
-def test_a_bad_byte_is_located_however_sizes_vary(
-    sizes: list[bytes], read_size: int, data: st.DataObject
-) -> None:
-    stream, starts = _stream(sizes)
-    bad = data.draw(st.integers(0, len(sizes)), label="bad record")
-    broken = stream[: starts[bad]] + b"\xc1" + stream[starts[bad] :]
+@given(streams(), st.data())
+def test_a_bad_byte_is_located_however_sizes_vary(stream: Stream, data: st.DataObject) -> None:
+    bad = data.draw(st.integers(0, len(stream.payloads)), label="bad record")
+    at = stream.starts[bad]
     got: list[Sized] = []
     with pytest.raises(DecodeError) as info:
-        got.extend(StreamingReader(io.BytesIO(broken), Sized, read_size=read_size))
-    assert (info.value.index, info.value.offset) == (bad, starts[bad])
-    assert got == [Sized(i, p) for i, p in enumerate(sizes[:bad])]
+        _read(stream.data[:at] + b"\xc1" + stream.data[at:], stream, got)
+    assert (info.value.index, info.value.offset) == (bad, at)
+    assert got == stream.records(bad)
 
 
 @settings(deadline=None, max_examples=examples(ci=300, local=100))
-@given(payloads, st.integers(1, 5000), st.data())
-def test_a_cut_record_is_located_however_sizes_vary(
-    sizes: list[bytes], read_size: int, data: st.DataObject
-) -> None:
-    stream, starts = _stream(sizes)
-    last = len(sizes) - 1
-    cut = data.draw(st.integers(starts[last] + 1, starts[last + 1] - 1), label="cut at")
+@given(streams(), st.data())
+def test_a_cut_record_is_located_however_sizes_vary(stream: Stream, data: st.DataObject) -> None:
+    last = len(stream.payloads) - 1
+    start, end = stream.starts[last], stream.starts[last + 1]
+    cut = data.draw(st.integers(start + 1, end - 1), label="cut at")
+    got: list[Sized] = []
     with pytest.raises(TruncatedStreamError) as info:
-        list(StreamingReader(io.BytesIO(stream[:cut]), Sized, read_size=read_size))
-    assert (info.value.index, info.value.offset) == (last, starts[last])
+        _read(stream.data[:cut], stream, got)
+    assert (info.value.index, info.value.offset) == (last, start)
+    assert got == stream.records(last)
 
 
 def test_a_bad_record_in_a_long_run_of_small_ones_is_named() -> None:
@@ -91,16 +104,6 @@ def test_a_bad_record_in_a_long_run_of_small_ones_is_named() -> None:
     assert info.value.index == 2500
     assert info.value.offset == len(b"".join(map(msgpack.packb, values[:2500])))
     assert len(got) == 2500
-
-
-@dataclass
-class Checked:
-    id: int
-    name: str
-
-    def __post_init__(self) -> None:
-        if self.id < 0:
-            raise TypeError("id must not be negative")
 
 
 def test_a_type_error_from_the_record_types_own_init_is_a_record_error() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import msgpack
@@ -22,6 +21,7 @@ from msgpack_reader_py import (
     pack_items,
 )
 from msgpack_reader_py.cli import main
+from tests.helpers import Checked
 
 GOOD = list(get_iter(5, seed=3))
 INVALID: dict[str, Any] = {
@@ -181,16 +181,6 @@ def test_cli_skip_invalid(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> 
     ]
     assert main(["read", str(path)]) == 1
     assert main(["dump", str(path), "--skip-invalid", "--limit", "1"]) == 0
-
-
-@dataclass
-class Checked:
-    id: int
-    name: str
-
-    def __post_init__(self) -> None:
-        if self.id < 0:
-            raise ValueError("id must not be negative")
 
 
 def test_skip_mode_walks_a_batch_with_a_refused_constructor_and_a_wrong_shape() -> None:
