@@ -30,7 +30,7 @@ except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subproce
     raise missing_extra(exc, "arrow", feature="msgpack_reader_py.arrow") from None
 
 from .decoder import Plan
-from .engine import plain_values, record_kind
+from .engine import ExtHook, plain_values, record_kind
 from .errors import describe
 from .model import Item
 from .schema import RecordSchema, members
@@ -236,6 +236,8 @@ class BatchReader(SourceReader[pa.RecordBatch]):
             field). The other fields are still decoded and validated, so a projection
             changes no validation error; only Arrow's own refusals (an int over int64) are
             limited to the columns it builds.
+        ext_hook: as :class:`~msgpack_reader_py.StreamingReader`'s (for example
+            :func:`~msgpack_reader_py.ext.fluentd_event_time`).
         max_record_size: as :class:`~msgpack_reader_py.StreamingReader`'s. Default 100 MiB.
         read_size: as :class:`~msgpack_reader_py.StreamingReader`'s. Default 64 KiB.
         on_error: ``"raise"`` (default) or ``"skip"``: pass over records that are not records
@@ -253,6 +255,7 @@ class BatchReader(SourceReader[pa.RecordBatch]):
         *,
         batch_size: int = DEFAULT_BATCH_SIZE,
         columns: Sequence[str] | None = None,
+        ext_hook: ExtHook | None = None,
         max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
         read_size: int = DEFAULT_READ_SIZE,
         on_error: OnError = "raise",
@@ -269,7 +272,7 @@ class BatchReader(SourceReader[pa.RecordBatch]):
         pieces = self._start(
             source,
             record_type,
-            Plan(record_type, convert=columns_of),
+            Plan(record_type, convert=columns_of, ext_hook=ext_hook),
             on_error=on_error,
             max_record_size=max_record_size,
             read_size=read_size,
@@ -323,6 +326,7 @@ def read_batches(
     *,
     batch_size: int = DEFAULT_BATCH_SIZE,
     columns: Sequence[str] | None = None,
+    ext_hook: ExtHook | None = None,
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     read_size: int = DEFAULT_READ_SIZE,
     on_error: OnError = "raise",
@@ -337,6 +341,7 @@ def read_batches(
         record_type,
         batch_size=batch_size,
         columns=columns,
+        ext_hook=ext_hook,
         max_record_size=max_record_size,
         read_size=read_size,
         on_error=on_error,
@@ -349,6 +354,7 @@ def read_table(
     *,
     batch_size: int = DEFAULT_BATCH_SIZE,
     columns: Sequence[str] | None = None,
+    ext_hook: ExtHook | None = None,
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     read_size: int = DEFAULT_READ_SIZE,
     on_error: OnError = "raise",
@@ -361,6 +367,7 @@ def read_table(
         record_type,
         batch_size=batch_size,
         columns=columns,
+        ext_hook=ext_hook,
         max_record_size=max_record_size,
         read_size=read_size,
         on_error=on_error,
