@@ -61,7 +61,7 @@ _ARROW_TYPES: dict[Any, pa.DataType] = {
     datetime.datetime: pa.timestamp("us", tz="UTC"),
 }
 _SUPPORTED = (
-    "int, float, str, bytes, bool, datetime, an Enum or Literal of str or int, list[T], "
+    "int, float, str, bytes, bool, datetime, None, an Enum or Literal of str or int, list[T], "
     "tuple[T, ...], dict[str | int, T], a nested record type, or one of them | None"
 )
 
@@ -70,8 +70,8 @@ def arrow_schema(record_type: type[Any] = Item) -> pa.Schema:
     """The Arrow schema of ``record_type``'s records: one column per field, in order.
 
     ``int`` becomes ``int64``, ``float`` ``float64``, ``str`` ``string``, ``bytes`` ``binary``,
-    ``bool`` ``bool``, ``datetime`` ``timestamp[us, tz=UTC]``; an ``Enum`` or ``Literal``
-    becomes ``string`` (or ``int64`` when its values are ints); ``list[T]`` and
+    ``bool`` ``bool``, ``datetime`` ``timestamp[us, tz=UTC]``, ``None`` ``null``; an ``Enum``
+    or ``Literal`` becomes ``string`` (or ``int64`` when its values are ints); ``list[T]`` and
     ``tuple[T, ...]`` a list column, ``dict[K, V]`` a map column, a nested record type a
     struct column (its children named by their map keys), all to any depth. ``X | None`` (or
     ``Optional[X]``) is the same type, nullable; every other field is not nullable. Fields of a
@@ -96,6 +96,8 @@ def _arrow_schema(schema: RecordSchema) -> pa.Schema:
 
 
 def _arrow_field(name: str, annotation: Any) -> pa.Field[Any]:
+    if annotation is None or annotation is type(None):
+        return pa.field(name, pa.null())  # a field that holds only None
     inner, nullable = members(annotation)
     return pa.field(name, _arrow_type(inner), nullable=nullable)
 

@@ -50,11 +50,13 @@ import msgspec
 from .errors import describe
 
 __all__ = [
+    "INVALID_TIMESTAMP",
     "KEY_METADATA",
     "ExtHook",
     "FieldSpec",
     "RecordDecoder",
     "RecordFailure",
+    "invalid_utf8",
     "plain_values",
     "record_decoder",
     "record_fields",
@@ -481,20 +483,26 @@ def _record_converter(
     return convert
 
 
+INVALID_TIMESTAMP = "an invalid timestamp extension (wrong length, or nanoseconds >= 10**9)"
+
+
+def invalid_utf8(exc: UnicodeDecodeError) -> str:
+    """How a record with a str that is not UTF-8 is described."""
+    return f"invalid UTF-8 in a str ({exc.reason} at position {exc.start})"
+
+
 def _undecodable(decode: Callable[[Any], Any], data: Any) -> RecordFailure | None:
     """Why ``data`` is not valid MessagePack, if it is not: decoded untyped, it fails."""
     try:
         decode(data)
     except UnicodeDecodeError as exc:
-        reason = f"invalid UTF-8 in a str ({exc.reason} at position {exc.start})"
-        cause: BaseException = exc
+        reason, cause = invalid_utf8(exc), exc
     except RecursionError as exc:
         reason, cause = "nesting deeper than the decoder allows", exc
     except msgspec.ValidationError as exc:
         if not str(exc).startswith(_BAD_TIMESTAMP):  # pragma: no cover - untyped: only that
             return None
-        reason = "an invalid timestamp extension (wrong length, or nanoseconds >= 10**9)"
-        cause = exc
+        reason, cause = INVALID_TIMESTAMP, exc
     except msgspec.DecodeError as exc:
         # Framing took bytes for a whole record that the decoder finds cut off or broken.
         reason, cause = f"not valid MessagePack ({exc})", exc

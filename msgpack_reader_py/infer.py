@@ -330,7 +330,7 @@ class _Builder:
         if kind == "array":
             assert seen.items is not None
             if not seen.items.kinds:
-                return "list[Any]"
+                return "list[None]"  # only ever empty: a later element is an error
             element = self.annotation(name + "Item", seen.items)
             if element != "Any" or len(seen.lengths) != 1 or not _all_scalar(seen.positions):
                 return f"list[{element}]"

@@ -36,7 +36,7 @@ import msgspec
 from msgspec.msgpack import Ext
 
 from .decoder import Batches, Plan
-from .engine import RecordFailure
+from .engine import INVALID_TIMESTAMP, RecordFailure, invalid_utf8
 from .ext import EVENT_TIME_CODE, event_time_parts
 from .streaming_reader import (
     DEFAULT_MAX_RECORD_SIZE,
@@ -114,11 +114,22 @@ class ValueDecoder:
             raise RecordFailure(str(exc)) from exc.__cause__
         except TypeError as exc:
             if "unhashable" not in str(exc):
-                raise RecordFailure(f"{type(exc).__name__}: {exc}", decodable=False) from exc
+                raise _undecodable(exc) from exc
         except _DECODE_FAILURES as exc:
-            raise RecordFailure(f"{type(exc).__name__}: {exc}", decodable=False) from exc
+            raise _undecodable(exc) from exc
         # An array used as a map key: arrays are read as tuples, which a dict can hold.
         return msgpack.unpackb(data, use_list=False, **self._options)
+
+
+def _undecodable(exc: Exception) -> RecordFailure:
+    """Why a record is not valid MessagePack, as the typed reader says it."""
+    if isinstance(exc, UnicodeDecodeError):
+        reason = invalid_utf8(exc)
+    elif isinstance(exc, ValueError):  # the only value msgpack checks past framing
+        reason = INVALID_TIMESTAMP
+    else:
+        reason = f"not valid MessagePack ({type(exc).__name__}: {exc})"
+    return RecordFailure(reason, decodable=False)
 
 
 def _guarded(hook: Callable[[int, bytes], Any]) -> Callable[[int, bytes], Any]:
