@@ -10,11 +10,17 @@ import msgpack
 import pyperf
 import pytest
 
-from benchmarks import big_file, report, scale_out, tried
+from benchmarks import big_file, output, report, scale_out, tried
 from msgpack_reader_py import get_iter, item_to_list, pack_items
 from msgpack_reader_py import streaming_reader_bench as bench
 
 from .reference import REFERENCE_MESSAGES
+
+
+@pytest.mark.parametrize("name", list(output.workloads()))
+def test_every_output_workload_does_the_whole_reference_stream(name: str) -> None:
+    assert output.workloads()[name]() == REFERENCE_MESSAGES
+    assert output.timed(name)(1) > 0
 
 
 @pytest.mark.parametrize("name", list(tried.workloads()))
