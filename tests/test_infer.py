@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 from msgpack_reader_py import StreamingReader
 from msgpack_reader_py.arrow import read_table
 from msgpack_reader_py.convert import convert, infer_sources
-from msgpack_reader_py.infer import InferenceError, infer
+from msgpack_reader_py.infer import MAX_FIELDS, InferenceError, infer
 from msgpack_reader_py.values import ValueReader
 
-from .helpers import examples
+from .helpers import drain, examples
 
 # A column: how to make one value of it (the kinds inference tells apart).
 COLUMN_VALUES: dict[str, st.SearchStrategy[Any]] = {
@@ -155,3 +155,25 @@ def test_convert_untyped_to_arrow_infers_and_refuses_columns_that_do_not_mix() -
     convert(data[: len(msgpack.packb({"a": 1}))], out, "arrow", record_type=None)
     with pa.ipc.open_file(pa.BufferReader(out.getvalue())) as reader:
         assert reader.read_all().to_pylist() == [{"a": 1}]
+
+
+def test_a_map_with_too_many_keys_is_a_dict_of_what_its_values_share() -> None:
+    wide = {f"k{i}": i for i in range(MAX_FIELDS + 1)}
+    rows = [{"wide": wide, "nested": {"a": [{"x": 1}], "b": [{"x": 2, "y": None}]}}] * 2
+    wider = [{"wide": {**wide, "z": 1.5}, "nested": rows[0]["nested"]}]
+    source = infer(rows + wider).source()
+    assert "    wide: dict[str, float]\n" in source
+    assert "    a: list[RecordNestedAItem]\n" in source
+
+
+def test_infer_sources_keeps_the_name_of_a_stream_it_replays() -> None:
+    class Named(io.BytesIO):
+        name = "events.msgpack"
+
+    data = msgpack.packb({"n": 1}) + msgpack.packb({"n": "x"})
+    again, _ = infer_sources([Named(data)], 1)
+    records, error = drain(StreamingReader(again[0], infer([{"n": 1}]).record_type()))
+    assert [plain(r) for r in records] == [{"n": 1}]
+    assert (error.index, error.source) == (1, "events.msgpack")
+    with pytest.raises(AttributeError):
+        _ = again[0].fileno_of_nothing

@@ -176,3 +176,14 @@ def test_undecodable_values_are_located_decode_errors(record: bytes, what: str) 
     assert isinstance(error, DecodeError)
     assert (error.index, error.offset) == (1, len(good))
     assert what in str(error)
+
+
+def test_json_lines_with_keys_msgspec_does_not_write() -> None:
+    out = io.StringIO()
+    JsonLines(out).write([{"a": 1}, {None: b"x", (1, 2): math.nan}])
+    assert out.getvalue() == '{"a":1}\n{"null":"eA==","[1,2]":null}\n'
+    out = io.StringIO()
+    JsonLines(out, ["n", "f"], allow_nan=True).write([(1, math.inf)])
+    assert out.getvalue() == '{"n":1,"f":Infinity}\n'
+    JsonLines(out).write([])
+    assert out.getvalue() == '{"n":1,"f":Infinity}\n'
