@@ -333,12 +333,13 @@ class _Builder:
             return f"dict[{keys}, {self.annotation(name + 'Value', seen.values)}]"
         if kind == "array":
             assert seen.items is not None
-            if not seen.items.kinds:
-                return "list[None]"  # only ever empty: a later element is an error
-            element = self.annotation(name + "Item", seen.items)
-            if element != "Any" or len(seen.lengths) != 1 or not _all_scalar(seen.positions):
-                return f"list[{element}]"
-            return self.record(name, seen)
+            items = seen.items.kinds - {"null"}
+            if not items:
+                return "list[None]"  # only ever empty (or None): a later element is an error
+            mixes = len(items) > 1 and items != {"int", "float"}
+            if mixes and len(seen.lengths) == 1 and _all_scalar(seen.positions):
+                return self.record(name, seen)
+            return f"list[{self.annotation(name + 'Item', seen.items)}]"
         raise AssertionError(f"no annotation for {kind}")  # pragma: no cover
 
 

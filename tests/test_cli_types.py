@@ -247,6 +247,24 @@ def test_convert_infers_parquet_columns_with_exact_values(
         assert row == expected
 
 
+@pytest.mark.parametrize("path", ARRAY_FIXTURES, ids=lambda p: p.name)
+def test_convert_infers_columns_of_arrays_by_position(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, path: Path
+) -> None:
+    out_path = tmp_path / "events.arrow"
+    status, _, err = run(capsys, "convert", str(path), "--to", "arrow", "-o", str(out_path))
+    assert (status, err) == (0, "")
+    with pa.ipc.open_file(out_path) as reader:
+        table = reader.read_all()
+    assert table.schema.names == [f"f{i}" for i in range(len(EVENT_FIELDS))]
+    for row, event in zip(table.to_pylist(), EVENTS, strict=True):
+        values = as_array({**event, "timestamp": moment(event["timestamp"])})
+        values[EVENT_FIELDS.index("attrs")] = list(event["attrs"].items())
+        values[EVENT_FIELDS.index("inner")] = dict(zip(("f0", "f1"), values[10], strict=True))
+        row["f9"] = [(k, v) for k, v in row["f9"]]
+        assert list(row.values()) == values
+
+
 def test_convert_to_csv_writes_nested_values_as_json_text(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
