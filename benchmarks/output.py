@@ -29,10 +29,9 @@ from msgpack_reader_py import StreamingReader
 from msgpack_reader_py.convert import Format, convert
 from msgpack_reader_py.model import Item
 from msgpack_reader_py.streaming_reader_bench import (
-    REFERENCE_MESSAGES,
-    Workload,
     counter,
     reference_data,
+    reference_runs,
 )
 from msgpack_reader_py.values import ValueReader
 
@@ -58,24 +57,8 @@ def workloads() -> dict[str, Callable[[], int]]:
     }
 
 
-def timed(name: str) -> Callable[[int], float]:
-    """pyperf's time function of the workload ``name``."""
-
-    def time_func(loops: int) -> float:
-        workload = Workload(name, workloads()[name], REFERENCE_MESSAGES, len(reference_data()))
-        return workload.time(loops)
-
-    return time_func
-
-
 def main() -> None:
-    import pyperf
-
-    runner = pyperf.Runner()
-    size = len(reference_data())
-    for name in workloads():
-        metadata = {"records": REFERENCE_MESSAGES, "stream_bytes": size}
-        runner.bench_time_func(name, timed(name), metadata=metadata)
+    reference_runs(workloads)
 
 
 if __name__ == "__main__":

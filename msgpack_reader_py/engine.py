@@ -496,7 +496,8 @@ def _undecodable(decode: Callable[[Any], Any], data: Any) -> RecordFailure | Non
     try:
         decode(data)
     except UnicodeDecodeError as exc:
-        reason, cause = invalid_utf8(exc), exc
+        reason = invalid_utf8(exc)
+        cause: BaseException = exc
     except RecursionError as exc:
         reason, cause = "nesting deeper than the decoder allows", exc
     except msgspec.ValidationError as exc:
