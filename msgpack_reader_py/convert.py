@@ -25,7 +25,7 @@ from .errors import RecordError
 from .ext import fluentd_event_time
 from .infer import DEFAULT_SAMPLE, InferenceError, Schema, infer
 from .model import Item
-from .schema import RecordSchema, is_scalar
+from .schema import RecordSchema, members
 from .streaming_reader import (
     DEFAULT_MAX_RECORD_SIZE,
     DEFAULT_READ_SIZE,
@@ -397,8 +397,10 @@ def _text_out(
 
 
 def _cells(schema: RecordSchema, write: Callable[[Any], None]) -> Callable[[Any], None]:
-    """``write`` of CSV rows, with each field that is not text or a number as JSON text."""
-    rendered = [p for p, a in enumerate(schema.annotations) if not is_scalar(a)]
+    """``write`` of CSV rows, with each field that is not text, a number or a bool as the text
+    JSON gives it (``bytes`` as base64)."""
+    plain = (str, int, float, bool, type(None))
+    rendered = [p for p, a in enumerate(schema.annotations) if members(a)[0] not in plain]
     if not rendered:
         return write
 

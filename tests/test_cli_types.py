@@ -254,7 +254,7 @@ def test_convert_infers_columns_of_arrays_by_position(
     out_path = tmp_path / "events.arrow"
     status, _, err = run(capsys, "convert", str(path), "--to", "arrow", "-o", str(out_path))
     assert (status, err) == (0, "")
-    with pa.ipc.open_file(out_path) as reader:
+    with pa.ipc.open_file(str(out_path)) as reader:
         table = reader.read_all()
     assert table.schema.names == [f"f{i}" for i in range(len(EVENT_FIELDS))]
     for row, event in zip(table.to_pylist(), EVENTS, strict=True):

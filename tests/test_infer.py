@@ -68,9 +68,9 @@ def plain(value: Any) -> Any:
 
 def as_datetime(value: Any) -> Any:
     if isinstance(value, msgpack.Timestamp):
-        micros = (value.nanoseconds + 500) // 1000
+        seconds, nanoseconds = divmod(value.to_unix_nano(), 10**9)
         epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-        return epoch + dt.timedelta(seconds=value.seconds, microseconds=micros)
+        return epoch + dt.timedelta(seconds=seconds, microseconds=(nanoseconds + 500) // 1000)
     if isinstance(value, dict):
         return {k: as_datetime(v) for k, v in value.items()}
     return value
@@ -87,7 +87,7 @@ def test_an_inferred_type_reads_back_the_records_it_was_inferred_from(
     assert schema.records == len(rows)
     assert schema.mixed == []
     for form in ("dataclass", "struct"):
-        record_type = schema.record_type(form)  # type: ignore[arg-type]
+        record_type = schema.record_type(form)
         read = list(StreamingReader(data, record_type))
         got = [msgspec.to_builtins(r, builtin_types=(bytes, dt.datetime)) for r in read]
         assert got == [as_datetime(r) for r in rows]
@@ -175,5 +175,6 @@ def test_infer_sources_keeps_the_name_of_a_stream_it_replays() -> None:
     records, error = drain(StreamingReader(again[0], infer([{"n": 1}]).record_type()))
     assert [plain(r) for r in records] == [{"n": 1}]
     assert (error.index, error.source) == (1, "events.msgpack")
+    replayed: Any = again[0]
     with pytest.raises(AttributeError):
-        _ = again[0].fileno_of_nothing
+        _ = replayed.fileno_of_nothing
