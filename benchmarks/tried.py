@@ -23,11 +23,10 @@ import msgspec
 
 from msgpack_reader_py import ITEM_VALUES, Item, ItemTuple, StreamingReader
 from msgpack_reader_py.streaming_reader_bench import (
-    REFERENCE_MESSAGES,
-    Workload,
     count_raw,
     counter,
     reference_data,
+    reference_runs,
 )
 
 _MISSING: Any = object()
@@ -150,22 +149,8 @@ def workloads() -> dict[str, Callable[[], int]]:
     }
 
 
-def _timed(name: str) -> Callable[[int], float]:
-    def time_func(loops: int) -> float:
-        workload = Workload(name, workloads()[name], REFERENCE_MESSAGES, len(reference_data()))
-        return workload.time(loops)
-
-    return time_func
-
-
 def main() -> None:
-    import pyperf
-
-    runner = pyperf.Runner()
-    size = len(reference_data())
-    for name in workloads():
-        metadata = {"records": REFERENCE_MESSAGES, "stream_bytes": size}
-        runner.bench_time_func(name, _timed(name), metadata=metadata)
+    reference_runs(workloads)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ def test_every_command_reads_compressed_files(
     path.write_bytes(compress(DATA))
     read = run("read", str(path))
     assert read.stdout.decode().startswith(SUMMARY), read.stderr
-    dump = run("dump", str(path), "--limit", "3")
+    dump = run("dump", str(path), "--type", "item", "--limit", "3")
     assert dump.returncode == 0, dump.stderr
     assert [json.loads(line)["id"] for line in dump.stdout.decode().splitlines()] == [0, 1, 2]
     out = tmp_path / "out.jsonl"
@@ -68,7 +68,7 @@ def test_foreign_input_is_named_in_one_error_line(
     path = tmp_path / "input.dat"
     path.write_bytes(content)
     for command in (["read"], ["dump"], ["convert", "--to", "csv", "-o", str(tmp_path / "o.csv")]):
-        result = run(command[0], str(path), *command[1:])
+        result = run(command[0], str(path), "--type", "item", *command[1:])
         assert result.returncode == 1, command
         line = one_error_line(result.stderr)
         assert line.startswith(f"error: {path}: record 0 at byte 0: "), line

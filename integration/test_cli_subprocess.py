@@ -37,6 +37,8 @@ EXIT_DATA_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141
+# dump and convert read records untyped unless told: tests of Item semantics ask for Items.
+ITEM = ("--type", "item")
 
 
 def run(*args: str, command: list[str] = MODULE) -> subprocess.CompletedProcess[str]:
@@ -102,7 +104,7 @@ def test_read_file_json(reference_file: Path) -> None:
 
 
 def test_dump_file(reference_file: Path, reference_items: list[Item]) -> None:
-    result = run("dump", str(reference_file), "--limit", "100")
+    result = run("dump", str(reference_file), *ITEM, "--limit", "100")
     assert (result.returncode, result.stderr) == (0, "")
     assert [Item(**json.loads(line)) for line in result.stdout.splitlines()] == reference_items[
         :100
@@ -146,7 +148,7 @@ def test_dump_from_a_pipe_that_stops_early(reference_items: list[Item]) -> None:
             stderr=subprocess.PIPE,
         ) as producer,
         subprocess.Popen(
-            [*MODULE, "dump", "-", "--limit", "5"],
+            [*MODULE, "dump", "-", *ITEM, "--limit", "5"],
             stdin=producer.stdout,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -167,7 +169,7 @@ def test_closed_stdout_ends_quietly(reference_file: Path, reference_items: list[
     # ``dump FILE | head -1``: the JSON Lines output (megabytes) cannot fit in the pipe, so the
     # process is still writing when its reader goes away.
     with subprocess.Popen(
-        [*MODULE, "dump", str(reference_file)],
+        [*MODULE, "dump", str(reference_file), *ITEM],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     ) as process:
@@ -377,7 +379,7 @@ def test_broken_file_is_one_error_line_with_the_record_and_byte(
     data, message = DATA_FAILURES[name]
     path = tmp_path / "broken.msgpack"
     path.write_bytes(data)
-    result = run(command, str(path))
+    result = run(command, str(path), *ITEM)
     assert_failed_with(result, f"{path}: {message}")
     # Records before the broken one stay written by dump; read prints no summary.
     assert dumped(result.stdout) == (GOOD_ITEMS if command == "dump" else [])
@@ -388,7 +390,7 @@ def test_map_shaped_items_are_read(tmp_path: Path, command: str) -> None:
     path = tmp_path / "maps.msgpack"
     path.write_bytes(b"".join(msgpack.packb(as_map(item)) for item in GOOD_ITEMS) + GOOD)
     extra = ["--json"] if command == "read" else []
-    result = run(command, str(path), *extra)
+    result = run(command, str(path), *ITEM, *extra)
     assert (result.returncode, result.stderr) == (0, "")
     if command == "dump":
         assert dumped(result.stdout) == GOOD_ITEMS + GOOD_ITEMS
@@ -418,7 +420,7 @@ def test_broken_stdin_names_stdin() -> None:
 def test_hostile_header_with_a_long_tail_and_a_small_limit(tmp_path: Path, command: str) -> None:
     path = tmp_path / "hostile.msgpack"
     path.write_bytes(GOOD + b"\x98\x01\xdb\xff\xff\xff\xff" + b"x" * 200_000)
-    result = run(command, str(path), "--max-record-size", "1000")
+    result = run(command, str(path), *ITEM, "--max-record-size", "1000")
     assert_failed_with(result, f"{path}: record 3 at byte {BAD_AT}: ")
     line = result.stderr.rstrip("\n")
     assert "over --max-record-size=1000; pass a larger --max-record-size" in line
@@ -429,7 +431,7 @@ def test_hostile_header_with_a_long_tail_and_a_small_limit(tmp_path: Path, comma
 @pytest.mark.parametrize("command", ["read", "dump"])
 def test_missing_file_is_one_error_line(tmp_path: Path, command: str) -> None:
     path = tmp_path / "missing.msgpack"
-    result = run(command, str(path))
+    result = run(command, str(path), *ITEM)
     assert_failed_with(result, f"{path}: No such file or directory")
     assert result.stderr == f"error: {path}: No such file or directory\n"
     assert result.stdout == ""
@@ -487,14 +489,14 @@ def test_unreadable_file_is_one_error_line(shared_dir: Path, where: str, command
         assert not os.access(denied, os.R_OK)  # the test means something for this user
 
     # The control: the same user, the same data, a mode that allows it, reads every record.
-    control = run_unprivileged(command, str(readable))
+    control = run_unprivileged(command, str(readable), *ITEM)
     assert (control.returncode, control.stderr) == (0, "")
     if command == "dump":
         assert dumped(control.stdout) == GOOD_ITEMS
     else:
         assert control.stdout.startswith("Read 3 messages")
 
-    result = run_unprivileged(command, str(denied))
+    result = run_unprivileged(command, str(denied), *ITEM)
     assert result.stderr == f"error: {denied}: Permission denied\n"
     assert_failed_with(result, f"{denied}: Permission denied")
     assert result.stdout == ""
@@ -529,7 +531,7 @@ def test_skip_invalid_reads_the_good_records_and_reports_the_skipped_count(
     path = tmp_path / "invalid.msgpack"
     path.write_bytes(data)
     extra = ["--json"] if command == "read" else []
-    result = run(command, str(path), "--skip-invalid", *extra)
+    result = run(command, str(path), *ITEM, "--skip-invalid", *extra)
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     lines = result.stderr.splitlines()
@@ -547,7 +549,7 @@ def test_skip_invalid_reads_the_good_records_and_reports_the_skipped_count(
         assert summary["bytes"] == len(data)
 
     # Without the flag the first invalid record is the error.
-    result = run(command, str(path))
+    result = run(command, str(path), *ITEM)
     assert_failed_with(result, f"{path}: record 1 at byte {first}: {FIRST_INVALID}")
 
 
@@ -555,6 +557,6 @@ def test_skip_invalid_still_fails_on_a_truncated_file(tmp_path: Path) -> None:
     data, _ = with_invalid_records()
     path = tmp_path / "invalid-then-cut.msgpack"
     path.write_bytes(data + GOOD[:10])
-    result = run("dump", str(path), "--skip-invalid")
+    result = run("dump", str(path), *ITEM, "--skip-invalid")
     assert_failed_with(result, f"{path}: record 6 at byte {len(data)}: stream ends inside a record")
     assert dumped(result.stdout) == GOOD_ITEMS

@@ -27,6 +27,7 @@ from integration.test_cli_subprocess import (
     EXIT_DATA_ERROR,
     EXIT_INTERRUPTED,
     EXIT_USAGE,
+    ITEM,
     MODULE,
     TIMEOUT,
     after_generate,
@@ -90,7 +91,7 @@ def test_file_to_file(tmp_path: Path, reference_bytes: bytes, reference_items: l
     source = tmp_path / "in.msgpack"
     source.write_bytes(reference_bytes)
     out = tmp_path / f"out.{to}"
-    result = run("convert", str(source), "--to", to, "-o", str(out))
+    result = run("convert", str(source), *ITEM, "--to", to, "-o", str(out))
     assert (result.returncode, result.stderr) == (0, b"")
     assert result.stdout.decode() == summary(REFERENCE_MESSAGES, out, to)
     assert read_back(out.read_bytes(), to) == as_rows(reference_items)
@@ -100,7 +101,7 @@ def test_file_to_file(tmp_path: Path, reference_bytes: bytes, reference_items: l
 @pytest.mark.parametrize("to", COLUMN_FORMATS)  # written to a pipe: an output that cannot seek
 def test_pipe_to_pipe(reference_items: list[Item], to: Format) -> None:
     # generate --path - | convert - --to FORMAT -o - : both ends of convert are real pipes.
-    returncode, out, err = after_generate("convert", "-", "--to", to, "-o", "-")
+    returncode, out, err = after_generate("convert", "-", *ITEM, "--to", to, "-o", "-")
     assert (returncode, err) == (0, b"")
     assert read_back(out, to) == as_rows(reference_items)  # the data and nothing else
 
@@ -110,11 +111,11 @@ def test_pipe_to_pipe(reference_items: list[Item], to: Format) -> None:
 
 def test_empty_input(tmp_path: Path) -> None:
     to: Format = "parquet"  # an empty table with the schema; every format: test_convert.py
-    result = run("convert", "-", "--to", to, "-o", "-", data=b"")
+    result = run("convert", "-", *ITEM, "--to", to, "-o", "-", data=b"")
     assert (result.returncode, result.stderr) == (0, b"")
     assert read_back(result.stdout, to) == []
     out = tmp_path / f"out.{to}"
-    result = run("convert", "-", "--to", to, "-o", str(out), data=b"")
+    result = run("convert", "-", *ITEM, "--to", to, "-o", str(out), data=b"")
     assert (result.returncode, result.stderr) == (0, b"")
     assert result.stdout.decode() == summary(0, out, to)
     assert read_back(out.read_bytes(), to) == []
@@ -139,7 +140,7 @@ def test_broken_input_is_one_error_line_and_no_output(
     source = tmp_path / "broken.msgpack"
     source.write_bytes(broken.data)
     out = tmp_path / f"out.{to}"
-    result = run("convert", str(source), "--to", to, "-o", str(out))
+    result = run("convert", str(source), *ITEM, "--to", to, "-o", str(out))
     assert result.returncode == EXIT_DATA_ERROR
     assert result.stdout == b""
     assert one_error_line(result.stderr).startswith(broken.error(source))
@@ -159,7 +160,7 @@ def test_broken_stdin_leaves_a_previous_output_untouched(
     out = tmp_path / f"out.{to}"
     out.write_bytes(PREVIOUS)
     inode = out.stat().st_ino
-    result = run("convert", "-", "--to", to, "-o", str(out), data=broken.data)
+    result = run("convert", "-", *ITEM, "--to", to, "-o", str(out), data=broken.data)
     assert result.returncode == EXIT_DATA_ERROR
     assert result.stdout == b""
     assert one_error_line(result.stderr).startswith(broken.error("<stdin>"))
@@ -181,7 +182,7 @@ def test_broken_input_to_stdout_writes_the_good_records_then_the_error(
     source.write_bytes(broken.data)
     # stderr into the same pipe as stdout: what arrives shows the order of the writes.
     result = subprocess.run(
-        [*MODULE, "convert", str(source), "--to", to, "-o", "-"],
+        [*MODULE, "convert", str(source), *ITEM, "--to", to, "-o", "-"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         timeout=TIMEOUT,
@@ -224,7 +225,7 @@ def test_usage_errors(tmp_path: Path, reference_path: Path, args: list[str], nam
 
 def test_output_into_a_missing_directory(tmp_path: Path, reference_path: Path) -> None:
     out = tmp_path / "no-such-directory" / "out.csv"
-    result = run("convert", str(reference_path), "--to", "csv", "-o", str(out))
+    result = run("convert", str(reference_path), *ITEM, "--to", "csv", "-o", str(out))
     assert result.returncode == EXIT_DATA_ERROR
     assert result.stdout == b""
     assert one_error_line(result.stderr).endswith(": No such file or directory")
@@ -258,12 +259,14 @@ def test_output_into_an_unwritable_directory(
         assert not os.access(locked, os.W_OK)  # the test means something for this user
 
     # The control: the same user, the same input, a directory it may write in.
-    control = unprivileged("convert", str(source), "--to", "csv", "-o", str(writable / "o.csv"))
+    control = unprivileged(
+        "convert", str(source), *ITEM, "--to", "csv", "-o", str(writable / "o.csv")
+    )
     assert (control.returncode, control.stderr) == (0, b"")
     assert read_back((writable / "o.csv").read_bytes(), "csv") == as_rows(reference_items)
 
     out = locked / "out.csv"
-    result = unprivileged("convert", str(source), "--to", "csv", "-o", str(out))
+    result = unprivileged("convert", str(source), *ITEM, "--to", "csv", "-o", str(out))
     assert result.returncode == EXIT_DATA_ERROR
     assert result.stdout == b""
     assert one_error_line(result.stderr).endswith(": Permission denied")
@@ -282,7 +285,7 @@ def test_output_directory_error_names_the_output(
     else:
         out = locked / "out.csv"
         reason = "Permission denied"
-    result = unprivileged("convert", str(source), "--to", "csv", "-o", str(out))
+    result = unprivileged("convert", str(source), *ITEM, "--to", "csv", "-o", str(out))
     assert result.returncode == EXIT_DATA_ERROR
     assert one_error_line(result.stderr) == f"error: {out}: {reason}"
 
@@ -291,7 +294,7 @@ def test_output_directory_error_names_the_output(
 def test_a_full_stdout_is_not_blamed_on_the_input(reference_path: Path, to: str) -> None:
     with open("/dev/full", "wb") as full:
         result = subprocess.run(
-            [*MODULE, "convert", str(reference_path), "--to", to, "-o", "-"],
+            [*MODULE, "convert", str(reference_path), *ITEM, "--to", to, "-o", "-"],
             stdout=full,
             stderr=subprocess.PIPE,
             timeout=TIMEOUT,
@@ -309,7 +312,7 @@ def test_sigint_leaves_a_previous_output_untouched(tmp_path: Path, reference_byt
     out = tmp_path / f"out.{to}"
     out.write_bytes(PREVIOUS)
     with subprocess.Popen(
-        [*MODULE, "convert", "-", "--to", to, "-o", str(out)],
+        [*MODULE, "convert", "-", *ITEM, "--to", to, "-o", str(out)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -341,7 +344,7 @@ def test_sigint_leaves_a_previous_output_untouched(tmp_path: Path, reference_byt
 def test_closed_stdout_ends_quietly(reference_path: Path, to: str) -> None:
     # convert FILE -o - | head -c 4: the output (hundreds of KB) cannot fit in the pipe.
     with subprocess.Popen(
-        [*MODULE, "convert", str(reference_path), "--to", to, "-o", "-"],
+        [*MODULE, "convert", str(reference_path), *ITEM, "--to", to, "-o", "-"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     ) as process:
@@ -360,7 +363,7 @@ def test_permissions_follow_the_umask(tmp_path: Path, reference_path: Path) -> N
     out = tmp_path / "out.csv"
     out.write_bytes(PREVIOUS)
     out.chmod(0o600)
-    result = run("convert", str(reference_path), "--to", "csv", "-o", str(out), umask=0o027)
+    result = run("convert", str(reference_path), *ITEM, "--to", "csv", "-o", str(out), umask=0o027)
     assert (result.returncode, result.stderr) == (0, b"")
     assert stat.S_IMODE(out.stat().st_mode) == 0o640
 
@@ -378,7 +381,7 @@ def test_progress_with_stderr_piped(
     out = tmp_path / f"out.{to}"
     option = [] if mode is None else ["--progress", mode]
     with reference_path.open("rb") as stdin:  # stdin a regular file: the bar knows its size
-        result = run("convert", "-", "--to", to, "-o", str(out), *option, stdin=stdin)
+        result = run("convert", "-", *ITEM, "--to", to, "-o", str(out), *option, stdin=stdin)
     assert result.returncode == 0, result.stderr
     assert result.stdout.decode() == summary(REFERENCE_MESSAGES, out, to)
     assert read_back(out.read_bytes(), to) == as_rows(reference_items)
@@ -460,7 +463,9 @@ def test_progress_auto_on_a_terminal_shows_the_bar_for_a_slow_input(
             time.sleep(3 * BAR_DELAY / pieces)
 
     out = tmp_path / "out.csv"
-    status, stdout, shown = on_a_terminal(["convert", "-", "--to", "csv", "-o", str(out)], slowly)
+    status, stdout, shown = on_a_terminal(
+        ["convert", "-", *ITEM, "--to", "csv", "-o", str(out)], slowly
+    )
     assert status == 0, shown
     assert stdout.decode() == summary(REFERENCE_MESSAGES, out, "csv")
     assert read_back(out.read_bytes(), "csv") == as_rows(reference_items)
@@ -478,7 +483,9 @@ def test_progress_auto_on_a_terminal_shows_nothing_for_a_quick_input(tmp_path: P
         stdin.write(pack_items(items))
 
     out = tmp_path / "out.csv"
-    status, stdout, shown = on_a_terminal(["convert", "-", "--to", "csv", "-o", str(out)], at_once)
+    status, stdout, shown = on_a_terminal(
+        ["convert", "-", *ITEM, "--to", "csv", "-o", str(out)], at_once
+    )
     assert (status, shown) == (0, b"")
     assert stdout.decode() == summary(len(items), out, "csv")
     assert read_back(out.read_bytes(), "csv") == as_rows(items)

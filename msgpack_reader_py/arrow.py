@@ -30,7 +30,7 @@ except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subproce
     raise missing_extra(exc, "arrow", feature="msgpack_reader_py.arrow") from None
 
 from .decoder import Plan
-from .engine import plain_values, record_kind
+from .engine import ExtHook, plain_values, record_kind
 from .errors import describe
 from .model import Item
 from .schema import RecordSchema, members
@@ -61,7 +61,7 @@ _ARROW_TYPES: dict[Any, pa.DataType] = {
     datetime.datetime: pa.timestamp("us", tz="UTC"),
 }
 _SUPPORTED = (
-    "int, float, str, bytes, bool, datetime, an Enum or Literal of str or int, list[T], "
+    "int, float, str, bytes, bool, datetime, None, an Enum or Literal of str or int, list[T], "
     "tuple[T, ...], dict[str | int, T], a nested record type, or one of them | None"
 )
 
@@ -70,8 +70,8 @@ def arrow_schema(record_type: type[Any] = Item) -> pa.Schema:
     """The Arrow schema of ``record_type``'s records: one column per field, in order.
 
     ``int`` becomes ``int64``, ``float`` ``float64``, ``str`` ``string``, ``bytes`` ``binary``,
-    ``bool`` ``bool``, ``datetime`` ``timestamp[us, tz=UTC]``; an ``Enum`` or ``Literal``
-    becomes ``string`` (or ``int64`` when its values are ints); ``list[T]`` and
+    ``bool`` ``bool``, ``datetime`` ``timestamp[us, tz=UTC]``, ``None`` ``null``; an ``Enum``
+    or ``Literal`` becomes ``string`` (or ``int64`` when its values are ints); ``list[T]`` and
     ``tuple[T, ...]`` a list column, ``dict[K, V]`` a map column, a nested record type a
     struct column (its children named by their map keys), all to any depth. ``X | None`` (or
     ``Optional[X]``) is the same type, nullable; every other field is not nullable. Fields of a
@@ -96,6 +96,8 @@ def _arrow_schema(schema: RecordSchema) -> pa.Schema:
 
 
 def _arrow_field(name: str, annotation: Any) -> pa.Field[Any]:
+    if annotation is None or annotation is type(None):
+        return pa.field(name, pa.null())  # a field that holds only None
     inner, nullable = members(annotation)
     return pa.field(name, _arrow_type(inner), nullable=nullable)
 
@@ -236,6 +238,8 @@ class BatchReader(SourceReader[pa.RecordBatch]):
             field). The other fields are still decoded and validated, so a projection
             changes no validation error; only Arrow's own refusals (an int over int64) are
             limited to the columns it builds.
+        ext_hook: as :class:`~msgpack_reader_py.StreamingReader`'s (for example
+            :func:`~msgpack_reader_py.ext.fluentd_event_time`).
         max_record_size: as :class:`~msgpack_reader_py.StreamingReader`'s. Default 100 MiB.
         read_size: as :class:`~msgpack_reader_py.StreamingReader`'s. Default 64 KiB.
         on_error: ``"raise"`` (default) or ``"skip"``: pass over records that are not records
@@ -253,6 +257,7 @@ class BatchReader(SourceReader[pa.RecordBatch]):
         *,
         batch_size: int = DEFAULT_BATCH_SIZE,
         columns: Sequence[str] | None = None,
+        ext_hook: ExtHook | None = None,
         max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
         read_size: int = DEFAULT_READ_SIZE,
         on_error: OnError = "raise",
@@ -269,7 +274,7 @@ class BatchReader(SourceReader[pa.RecordBatch]):
         pieces = self._start(
             source,
             record_type,
-            Plan(record_type, convert=columns_of),
+            Plan(record_type, convert=columns_of, ext_hook=ext_hook),
             on_error=on_error,
             max_record_size=max_record_size,
             read_size=read_size,
@@ -323,6 +328,7 @@ def read_batches(
     *,
     batch_size: int = DEFAULT_BATCH_SIZE,
     columns: Sequence[str] | None = None,
+    ext_hook: ExtHook | None = None,
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     read_size: int = DEFAULT_READ_SIZE,
     on_error: OnError = "raise",
@@ -337,6 +343,7 @@ def read_batches(
         record_type,
         batch_size=batch_size,
         columns=columns,
+        ext_hook=ext_hook,
         max_record_size=max_record_size,
         read_size=read_size,
         on_error=on_error,
@@ -349,6 +356,7 @@ def read_table(
     *,
     batch_size: int = DEFAULT_BATCH_SIZE,
     columns: Sequence[str] | None = None,
+    ext_hook: ExtHook | None = None,
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     read_size: int = DEFAULT_READ_SIZE,
     on_error: OnError = "raise",
@@ -361,6 +369,7 @@ def read_table(
         record_type,
         batch_size=batch_size,
         columns=columns,
+        ext_hook=ext_hook,
         max_record_size=max_record_size,
         read_size=read_size,
         on_error=on_error,

@@ -14,7 +14,6 @@ import dataclasses
 import io
 import itertools
 import json
-import operator
 import os
 import stat
 import sys
@@ -26,12 +25,16 @@ from typing import Any, Literal, NoReturn
 
 from ._extras import MissingExtraError
 from ._progress import MODES, Mode, ProgressUnavailable, Update, progress_bar
-from .convert import FORMATS, CsvRows, JsonRows, convert, replacing
-from .errors import ReaderError, RecordTooLargeError
+from .convert import FORMATS, Format, convert, infer_sources, replacing
+from .engine import record_decoder
+from .errors import ReaderError, RecordError, RecordTooLargeError
+from .ext import fluentd_event_time
 from .generator import DEFAULT_SEED, get_iter, pack_items, write_items
+from .infer import DEFAULT_SAMPLE, InferenceError
 from .model import Item
-from .schema import RecordSchema
-from .streaming_reader import DEFAULT_MAX_RECORD_SIZE, Source, StreamingReader
+from .record_types import TypeNotFound, record_type_named
+from .streaming_reader import DEFAULT_MAX_RECORD_SIZE, Source, SourceReader, StreamingReader
+from .values import ValueReader, event_time
 
 __all__ = ["main"]
 
@@ -52,6 +55,14 @@ class _Parser(argparse.ArgumentParser):
 
 class _Failure(Exception):
     """A failure already phrased for the user: ``error: <source>: <message>``."""
+
+    status = 1  # EXIT_DATA_ERROR
+
+
+class _UsageFailure(_Failure):
+    """A bad argument found after parsing (a ``--type`` that names no record type)."""
+
+    status = 2  # EXIT_USAGE
 
 
 def _positive_int(text: str) -> int:
@@ -117,14 +128,28 @@ def build_parser() -> argparse.ArgumentParser:
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
 
-    def reader_options(sub: argparse.ArgumentParser) -> None:
+    def reader_options(sub: argparse.ArgumentParser, default_type: str | None) -> None:
         sub.add_argument("sources", nargs="+", metavar="SOURCE", help=SOURCES_HELP)
+        if default_type is not None:
+            sub.add_argument(
+                "--type",
+                default=default_type,
+                metavar="TYPE",
+                help=TYPE_HELP + " (default: %(default)s)",
+            )
+            sub.add_argument(
+                "--skip-invalid",
+                action="store_true",
+                help="pass over records that are not records of the type (wrong shape or field "
+                "types) and report how many on stderr; corrupt or truncated data still fails, "
+                "and so does a run that finds no record of the type at all (default: off, the "
+                "first bad record is an error)",
+            )
         sub.add_argument(
-            "--skip-invalid",
+            "--fluentd",
             action="store_true",
-            help="pass over records that are not Items (wrong shape or field types) and report "
-            "how many on stderr; corrupt or truncated data still fails, and so does a run that "
-            "finds no Item at all (default: off, the first bad record is an error)",
+            help="read extension type 0 as Fluentd's EventTime: a timestamp (default: off, an "
+            "extension like any other)",
         )
         sub.add_argument(
             "--max-record-size",
@@ -137,12 +162,13 @@ def build_parser() -> argparse.ArgumentParser:
     read = command(
         "read",
         "read streams and print a summary",
-        "Read every record of each SOURCE as an Item, checking every field, and print how "
-        "many there were, the sum of their ids, and how long it took: one line for a single "
-        "SOURCE; for several, a line for each and a total line. A bad record stops the run "
-        "with one error line naming its source, record index and byte offset.",
+        "Read every record of each SOURCE as a record of --type (the built-in Item unless "
+        "told otherwise), checking every field, and print how many there were (and, for "
+        "Items, the sum of their ids), how many bytes, and how long it took: one line for a "
+        "single SOURCE; for several, a line for each and a total line. A bad record stops the "
+        "run with one error line naming its source, record index and byte offset.",
     )
-    reader_options(read)
+    reader_options(read, "item")
     read.add_argument(
         "--json",
         action="store_true",
@@ -155,18 +181,22 @@ def build_parser() -> argparse.ArgumentParser:
     dump = command(
         "dump",
         "write the records as JSON Lines or CSV",
-        "Write the records of each SOURCE, in turn, to stdout: JSON Lines (one object per "
-        "record, keyed by field name) or CSV (a header row, then one row per record). Every "
-        "field is checked first; on bad data, every record before it has been written when "
-        "the error line appears.",
+        "Write the records of each SOURCE, in turn, to stdout: JSON Lines (one value per "
+        "record; a typed record is an object keyed by field name) or CSV (a header row, then "
+        "one row per record). Any stream dumps: with the default --type any, each record is "
+        "written as it is. With a record type every field is checked first; on bad data, "
+        "every record before it has been written when the error line appears. This is "
+        "convert to stdout, with --limit.",
     )
-    reader_options(dump)
+    reader_options(dump, "any")
     dump.add_argument(
         "--format",
         choices=("jsonl", "csv"),
         default="jsonl",
-        help="the output format (default: %(default)s)",
+        help="the output format; CSV needs columns: untyped, they are inferred from the first "
+        "records as convert does (default: %(default)s)",
     )
+    output_options(dump)
     dump.add_argument(
         "--limit",
         type=_non_negative_int,
@@ -182,9 +212,12 @@ def build_parser() -> argparse.ArgumentParser:
         "Convert the records of each SOURCE, in turn, into one output. A file named by -o "
         "appears only once every SOURCE has converted: on any failure (bad data, a full disk, "
         "Ctrl-C) nothing is left under its name and a file already there is untouched. "
-        "Parquet and Arrow need the 'arrow' extra.",
+        "Parquet and Arrow need the 'arrow' extra. Without --type, records are read untyped: "
+        "JSON Lines takes them as they are; for Parquet, Arrow and CSV a record type is "
+        "inferred from the first records (see schema), and a later record that does not fit "
+        "it is an error naming its column.",
     )
-    reader_options(conv)
+    reader_options(conv, "any")
     conv.add_argument("--to", required=True, choices=FORMATS, help="the output format (required)")
     conv.add_argument(
         "-o",
@@ -193,8 +226,27 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="OUT",
         help="the file to write, or - for stdout (required)",
     )
+    output_options(conv)
     progress_option(conv, "bytes read, records and records per second")
     conv.set_defaults(run=_run_convert)
+
+    schema = command(
+        "schema",
+        "print a record type for a stream's records",
+        "Infer a record type from the first records of the SOURCEs and print it as Python "
+        "source: a dataclass named Record, with a class of its own for each nested record. "
+        "Save it to a file and read the stream with it, checked: --type FILE.py:Record. Map "
+        "keys become fields; arrays become fields f0, f1, ...",
+    )
+    reader_options(schema, None)
+    schema.add_argument(
+        "--format",
+        choices=("dataclass", "struct"),
+        default="dataclass",
+        help="a dataclass or a msgspec.Struct (default: %(default)s)",
+    )
+    infer_option(schema)
+    schema.set_defaults(run=_run_schema)
 
     gen = command(
         "generate",
@@ -222,6 +274,33 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+TYPE_HELP = (
+    "the record type: item (the built-in Item), any (no type: every value as it is), or "
+    "MODULE:CLASS, MODULE an importable module or the path of a .py file and CLASS a "
+    "dataclass, NamedTuple or msgspec.Struct in it"
+)
+
+
+def infer_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--infer-from",
+        type=_positive_int,
+        default=DEFAULT_SAMPLE,
+        metavar="N",
+        help="infer a record type from the first N records (default: %(default)s)",
+    )
+
+
+def output_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--allow-nan",
+        action="store_true",
+        help="write NaN and infinite floats as NaN, Infinity and -Infinity, as JavaScript and "
+        "Python read them (default: null, as strict JSON wants)",
+    )
+    infer_option(command)
+
+
 def progress_option(command: argparse.ArgumentParser, shows: str) -> None:
     command.add_argument(
         "--progress",
@@ -242,7 +321,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         run: Callable[[argparse.Namespace], int] = args.run
         return run(args)
     except _Failure as exc:
-        return _fail(str(exc))
+        return _fail(str(exc), exc.status)
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_BROKEN_PIPE
@@ -250,13 +329,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
 
 
-def _fail(message: str) -> int:
+def _fail(message: str, status: int = EXIT_DATA_ERROR) -> int:
     try:
         sys.stdout.flush()
     except (BrokenPipeError, ValueError):
         _silence_stdout()
     print(f"error: {message}", file=sys.stderr)
-    return EXIT_DATA_ERROR
+    return status
 
 
 def _silence_stdout() -> None:
@@ -274,9 +353,9 @@ def _sources(arguments: Sequence[str]) -> list[tuple[str, Source]]:
     return [("<stdin>", sys.stdin.buffer) if a == STDIO else (a, a) for a in arguments]
 
 
-def _data_error(name: str, exc: ReaderError) -> _Failure:
+def _data_error(name: str, exc: ReaderError, hint: str = "") -> _Failure:
     """The error line for a data error: its source (once), location and reason."""
-    return _Failure(str(_for_the_command_line(exc, exc.source or name)))
+    return _Failure(str(_for_the_command_line(exc, exc.source or name)) + hint)
 
 
 def _for_the_command_line(exc: ReaderError, source: str | None) -> ReaderError:
@@ -292,25 +371,76 @@ def _io_error(name: str, exc: OSError) -> _Failure:
     return _Failure(f"{where}: {exc.strerror or exc}")
 
 
+@dataclasses.dataclass(frozen=True)
+class _Typing:
+    """What ``--type`` and ``--fluentd`` ask of a command's readers."""
+
+    name: str
+    record_type: type[Any] | None  # None: untyped (any)
+    fluentd: bool = False
+
+    @property
+    def label(self) -> str:
+        """How messages name the records: ``Item``, ``Record``, ``record``."""
+        return "record" if self.record_type is None else self.record_type.__name__
+
+    @property
+    def ext_hook(self) -> Any:
+        """The typed readers' ``ext_hook``."""
+        return fluentd_event_time if self.fluentd else None
+
+    def reader(self, target: Source, **options: Any) -> SourceReader[Any]:
+        if self.record_type is None:
+            return ValueReader(target, ext_hook=event_time if self.fluentd else None, **options)
+        return StreamingReader(target, self.record_type, ext_hook=self.ext_hook, **options)
+
+
+ITEM = _Typing("item", Item)
+
+
+def _typing(args: argparse.Namespace) -> _Typing:
+    name = getattr(args, "type", "any")
+    try:
+        record_type = record_type_named(name)
+        if record_type is not None:
+            record_decoder(record_type)  # refuses field types no record can hold
+    except (TypeNotFound, TypeError) as exc:
+        raise _UsageFailure(f"--type {name}: {exc}") from None
+    return _Typing(name, record_type, args.fluentd)
+
+
 @contextmanager
-def _reading(name: str, target: Source, **options: Any) -> Iterator[StreamingReader[Item]]:
+def _reading(
+    name: str, target: Source, typing: _Typing = ITEM, **options: Any
+) -> Iterator[SourceReader[Any]]:
     """Read ``target`` (shown as ``name``); phrase any failure for the user."""
     try:
-        with StreamingReader(target, **options) as reader:
+        with typing.reader(target, **options) as reader:
             yield reader
     except ReaderError as exc:
-        raise _data_error(name, exc) from exc
+        raise _data_error(name, exc, _hint(exc, typing)) from exc
     except BrokenPipeError:
         raise
     except OSError as exc:
         raise _io_error(name, exc) from exc
 
 
+def _hint(exc: ReaderError, typing: _Typing) -> str:
+    """What to try when records are not Items: most streams are not."""
+    if isinstance(exc, RecordError) and typing.record_type is Item:
+        return (
+            "; if the stream does not hold Items, look at it with --type any, or get a record "
+            "type for it from: msgpack-reader schema SOURCE"
+        )
+    return ""
+
+
 class _Skips:
     """What ``--skip-invalid`` passed over, source by source, in one run."""
 
-    def __init__(self) -> None:
+    def __init__(self, label: str = "Item") -> None:
         self._sources: list[tuple[str, int, ReaderError]] = []
+        self._label = label
 
     def add(self, name: str, count: int, errors: Sequence[ReaderError]) -> None:
         if count:
@@ -326,9 +456,9 @@ class _Skips:
             count = sum(count for _, count, _ in self._sources)
             first = self._sources[0][2]
             if len(names) == 1:
-                where = f"{names[0]}: no record of type Item found"
+                where = f"{names[0]}: no record of type {self._label} found"
                 raise _Failure(f"{where}: {_skipped(count, first, named=False)}")
-            where = f"no record of type Item found in {', '.join(names)}"
+            where = f"no record of type {self._label} found in {', '.join(names)}"
             raise _Failure(f"{where}: {_skipped(count, first, named=True)}")
         for name, count, first in self._sources:
             print(f"{name}: {_skipped(count, first, named=name != first.source)}", file=sys.stderr)
@@ -341,13 +471,18 @@ def _skipped(count: int, first: ReaderError, *, named: bool) -> str:
     return f"skipped {count} invalid record{plural}; the first: {error}"
 
 
-def _summarise(reader: StreamingReader[Item]) -> _Summary:
+def _summarise(reader: SourceReader[Any]) -> _Summary:
     count = 0
-    sum_of_ids = 0
+    sum_of_ids: int | None = None
     start = time.perf_counter()
-    for item in reader:
-        count += 1
-        sum_of_ids += item.id
+    if reader.record_type is Item:
+        sum_of_ids = 0
+        for item in reader:
+            count += 1
+            sum_of_ids += item.id
+    else:
+        for _record in reader:
+            count += 1
     return _Summary(count, sum_of_ids, seconds=time.perf_counter() - start)
 
 
@@ -370,29 +505,37 @@ class _Summary:
     """What ``read`` reports of a source, or of several together."""
 
     records: int = 0
-    sum_of_ids: int = 0
+    sum_of_ids: int | None = None  # of Items only
     bytes: int = 0
     seconds: float = 0.0
     skipped: int = 0
 
     def add(self, other: _Summary) -> None:
         for field in dataclasses.fields(self):
-            setattr(self, field.name, getattr(self, field.name) + getattr(other, field.name))
+            mine, theirs = getattr(self, field.name), getattr(other, field.name)
+            setattr(self, field.name, theirs if mine is None else mine + (theirs or 0))
 
     def line(self) -> str:
         rate = self.records / self.seconds if self.seconds > 0 else float("inf")
+        if self.sum_of_ids is not None:
+            return (
+                f"Read {self.records} messages, sum_of_ids is {self.sum_of_ids} "
+                f"in {self.seconds * 1e3:.2f} ms ({rate:,.0f} msg/s)"
+            )
+        megabytes = self.bytes / self.seconds / 1e6 if self.seconds > 0 else float("inf")
         return (
-            f"Read {self.records} messages, sum_of_ids is {self.sum_of_ids} "
-            f"in {self.seconds * 1e3:.2f} ms ({rate:,.0f} msg/s)"
+            f"Read {self.records} records ({self.bytes:,} bytes) in {self.seconds * 1e3:.2f} ms "
+            f"({rate:,.0f} records/s, {megabytes:,.1f} MB/s)"
         )
 
 
 def _run_read(args: argparse.Namespace) -> int:
+    typing = _typing(args)
     sources = _sources(args.sources)
-    skips = _Skips()
+    skips = _Skips(typing.label)
     total = _Summary()
     for (name, target), argument in zip(sources, args.sources, strict=True):
-        with _reading(name, target, **_reader_options(args)) as reader:
+        with _reading(name, target, typing, **_reader_options(args)) as reader:
             summary = _summarise(reader)
         summary.bytes = reader.bytes_read
         summary.skipped = reader.skipped
@@ -419,80 +562,113 @@ def _report(
 
 
 def _run_dump(args: argparse.Namespace) -> int:
-    names = [field.name for field in dataclasses.fields(Item)]
-    values: Callable[[Item], tuple[Any, ...]] = operator.attrgetter(*names)
-    out = sys.stdout
-    rows: CsvRows | JsonRows | None = None  # made once the first source is open: no header
-    sources = _sources(args.sources)  # is written for a file that cannot be read
-    skips = _Skips()
-    left = args.limit
-    written = 0
-    for name, target in sources:
-        if left == 0 and rows is not None:
-            break
-        with _reading(name, target, **_reader_options(args)) as reader:
-            if rows is None:
-                csv = args.format == "csv"
-                rows = (
-                    CsvRows(out, names, RecordSchema(Item).text_fields())
-                    if csv
-                    else JsonRows(out, names)
-                )
-            records: Iterator[Item] = iter(reader)
-            if left is not None:
-                records = itertools.islice(records, left)
-            # Counted in C: zip takes a row before the counter, so the counter's next value is
-            # the number of rows written.
-            counter = itertools.count()
-            rows.write(
-                map(operator.itemgetter(0), zip(map(values, records), counter, strict=False))
-            )
-            count = next(counter)
-        skips.add(name, reader.skipped, reader.errors)
-        written += count
-        if left is not None:
-            left -= count
-    out.flush()
-    skips.report(written, [name for name, _ in sources])
+    _convert(args, args.format, STDIO, args.limit)
     return 0
 
 
 def _run_convert(args: argparse.Namespace) -> int:
+    result = _convert(args, args.to, args.output, None)
+    if args.output != STDIO:
+        print(f"Wrote {result} records to {args.output} ({args.to})")
+    return 0
+
+
+def _convert(args: argparse.Namespace, to: Format, output: str, limit: int | None) -> int:
+    """Convert every SOURCE into ``output`` (``-``: stdout); the records written."""
+    typing = _typing(args)
     sources = _sources(args.sources)
     names = [name for name, _ in sources]
     label = names[0] if len(sources) == 1 else f"{len(sources)} sources"
     sizes = [_size(target) for _, target in sources]
     total = None if None in sizes else sum(size or 0 for size in sizes)
-    to_stdout = args.output == STDIO
-    with _progress(args.progress, label, total, unit="bytes") as progress:
+    to_stdout = output == STDIO
+    inferring = typing.record_type is None and to != "jsonl"
+    if typing.record_type is not None and to in ("parquet", "arrow"):
+        _check_columns(typing, to)
+    mode: Mode = getattr(args, "progress", "never")
+    with _progress(mode, label, total, unit="bytes") as progress:
         try:
             with (
-                contextlib.nullcontext(sys.stdout.buffer) if to_stdout else replacing(args.output)
+                contextlib.nullcontext(sys.stdout.buffer) if to_stdout else replacing(output)
             ) as out:
                 result = convert(
                     [target for _, target in sources],
                     out,
-                    args.to,
+                    to,
+                    record_type=typing.record_type,
+                    ext_hook=typing.ext_hook,
+                    limit=limit,
+                    allow_nan=args.allow_nan,
+                    sample=args.infer_from,
                     max_record_size=args.max_record_size,
                     on_error="skip" if args.skip_invalid else "raise",
                     progress=progress,
                 )
                 # Inside the block: a run that found no record leaves no output file behind.
-                skips = _Skips()
+                skips = _Skips(typing.label)
                 skips.add(label, result.skipped, result.errors)
                 skips.report(result.records, names)
                 if to_stdout:
                     _flush_stdout()
         except MissingExtraError as exc:
-            raise _Failure(f"--to {args.to}: {exc}") from exc
+            raise _Failure(f"--to {to}: {exc}") from exc
+        except InferenceError as exc:
+            raise _Failure(
+                f"{label}: cannot infer columns for {to}: {exc}; {_GIVE_A_TYPE}"
+            ) from exc
         except ReaderError as exc:
-            raise _data_error(label, exc) from exc
+            hint = _hint(exc, typing)
+            if inferring and isinstance(exc, RecordError):
+                hint = (
+                    f"; the columns were inferred from the first {args.infer_from} records: "
+                    f"{_GIVE_A_TYPE}"
+                )
+            raise _data_error(label, exc, hint) from exc
         except BrokenPipeError:
             raise
         except OSError as exc:
             raise _io_error(label, exc) from exc
-    if not to_stdout:
-        print(f"Wrote {result.records} records to {args.output} ({args.to})")
+    return result.records
+
+
+def _check_columns(typing: _Typing, to: Format) -> None:
+    """Refuse a record type with fields Arrow has no column type for, as a usage error."""
+    try:
+        from .arrow import arrow_schema
+
+        arrow_schema(typing.record_type or Item)
+    except MissingExtraError as exc:
+        raise _Failure(f"--to {to}: {exc}") from exc
+    except TypeError as exc:
+        raise _UsageFailure(f"--type {typing.name}: {exc}") from None
+
+
+_GIVE_A_TYPE = "give a record type with --type (msgpack-reader schema SOURCE prints one to edit)"
+
+
+def _run_schema(args: argparse.Namespace) -> int:
+    sources = _sources(args.sources)
+    names = [name for name, _ in sources]
+    label = names[0] if len(sources) == 1 else ", ".join(names)
+    try:
+        _, schema = infer_sources(
+            [target for _, target in sources],
+            args.infer_from,
+            ext_hook=fluentd_event_time if args.fluentd else None,
+            max_record_size=args.max_record_size,
+        )
+    except InferenceError as exc:
+        raise _Failure(f"{label}: cannot infer a record type: {exc}") from exc
+    except ReaderError as exc:
+        raise _data_error(label, exc) from exc
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise _io_error(label, exc) from exc
+    note = f" from the first {schema.records} records of {label}"
+    if args.fluentd:
+        note += " (read it with --fluentd)"
+    sys.stdout.write(schema.source(args.format, note=note))
     return 0
 
 

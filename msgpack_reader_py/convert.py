@@ -11,19 +11,21 @@ import csv
 import dataclasses
 import io
 import itertools
-import json
 import operator
 import os
 import secrets
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from typing import IO, TYPE_CHECKING, Any, Literal, Protocol
+from typing import IO, TYPE_CHECKING, Any, Literal
 
-from .decoder import KEPT_ERRORS, Plan
+from .decoder import KEPT_ERRORS, Batches, Plan
+from .engine import ExtHook
 from .errors import RecordError
+from .ext import fluentd_event_time
+from .infer import DEFAULT_SAMPLE, InferenceError, Schema, infer
 from .model import Item
-from .schema import RecordSchema
+from .schema import RecordSchema, members
 from .streaming_reader import (
     DEFAULT_MAX_RECORD_SIZE,
     DEFAULT_READ_SIZE,
@@ -32,6 +34,7 @@ from .streaming_reader import (
     SourceReader,
     check_on_error,
 )
+from .values import JsonLines, ValueReader, event_time, text_cell
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -42,8 +45,8 @@ __all__ = [
     "Conversion",
     "CsvRows",
     "Format",
-    "JsonRows",
     "convert",
+    "infer_sources",
     "replacing",
 ]
 
@@ -98,25 +101,6 @@ class CsvRows:
             (self._quote_all if carriage else self._writer).writerow(row)
 
 
-class JsonRows:
-    """JSON Lines: one object per record, keyed by field name, non-ASCII kept as is."""
-
-    def __init__(self, out: IO[str], names: Sequence[str]) -> None:
-        self._write = out.write
-        self._names = tuple(names)
-        self._encode = json.JSONEncoder(ensure_ascii=False).encode
-
-    def write(self, rows: Iterable[Sequence[Any]]) -> None:
-        """Write each row of field values, in field order."""
-        names, encode, write = self._names, self._encode, self._write
-        for values in rows:
-            write(encode(dict(zip(names, values, strict=True))) + "\n")
-
-
-class _Rows(Protocol):
-    def write(self, rows: Iterable[Sequence[Any]]) -> None: ...
-
-
 @dataclasses.dataclass(frozen=True)
 class Conversion:
     """What :func:`convert` wrote and passed over."""
@@ -127,6 +111,8 @@ class Conversion:
     """Records ``on_error="skip"`` passed over."""
     errors: list[RecordError] = dataclasses.field(default_factory=list)
     """The first 100 of them, in order, each naming its source where the reader knew one."""
+    inferred: Schema | None = None
+    """The record types inferred for an untyped conversion to a table format."""
 
 
 def convert(
@@ -134,7 +120,11 @@ def convert(
     destination: str | os.PathLike[str] | IO[bytes] | io.RawIOBase,
     to: Format,
     *,
-    record_type: type[Any] = Item,
+    record_type: type[Any] | None = Item,
+    ext_hook: ExtHook | None = None,
+    limit: int | None = None,
+    allow_nan: bool = False,
+    sample: int = DEFAULT_SAMPLE,
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     on_error: OnError = "raise",
     progress: Progress | None = None,
@@ -153,23 +143,140 @@ def convert(
     the bytes taken from the sources so far (compressed bytes, for a compressed source: what a
     file's size counts) after each batch.
 
+    ``record_type=None`` reads records untyped (:mod:`~msgpack_reader_py.values`): JSON Lines
+    writes each as the value it is; CSV, Parquet and Arrow need columns, so a record type is
+    inferred from the first ``sample`` records (:mod:`~msgpack_reader_py.infer`; the sources
+    are read again from their start, a stream from the bytes kept while sampling) and
+    :attr:`Conversion.inferred` holds it. A later record that does not fit it is a located
+    ``RecordError``. ``ext_hook`` is the reader's; untyped,
+    :func:`~msgpack_reader_py.ext.fluentd_event_time` keeps EventTime's nanoseconds.
+    ``limit`` stops after that many records, reading no further.
+
     Formats: ``parquet`` (one row group per batch of up to 65536 records), ``arrow`` (the
     Arrow IPC file format, also known as Feather v2), ``csv`` (a header row, then one row per
-    record), ``jsonl`` (one JSON object per line). CSV and JSON Lines cannot hold ``bytes``
-    fields: such a record type raises ``TypeError``.
+    record; a value that is not a number or text is its JSON text), ``jsonl`` (one JSON value
+    per line: a record is an object keyed by field name). JSON is written as
+    :mod:`~msgpack_reader_py.values` describes; ``allow_nan`` writes NaN and the infinities
+    as Python's ``json`` does instead of ``null``.
     """
     if to not in FORMATS:
         raise ValueError(f"to must be one of {', '.join(FORMATS)}; got {to!r}")
     check_on_error(on_error)
-    schema = RecordSchema(record_type)
-    if to in ("csv", "jsonl") and schema.holds_bytes():
-        raise TypeError(f"{to} cannot hold the bytes fields of {record_type!r}; use parquet")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
     sources = list(source) if isinstance(source, (list, tuple)) else [source]
-    job = _Job(sources, to, schema, max_record_size, on_error, progress)
+    options = _Options(max_record_size, on_error, ext_hook)
+    inferred = None
+    if record_type is None and to != "jsonl":
+        sources, inferred = infer_sources(
+            sources, sample, ext_hook=ext_hook, max_record_size=max_record_size, on_error=on_error
+        )
+        if to in ("parquet", "arrow") and inferred.mixed:
+            raise InferenceError(
+                f"{to} needs one type per column, and in the first {inferred.records} records "
+                f"{'; '.join(inferred.mixed)} hold values of types that do not mix"
+            )
+        record_type = inferred.record_type()
+    job = _Job(sources, to, record_type, options, limit, allow_nan, progress)
     if isinstance(destination, (str, os.PathLike)):
         with replacing(destination) as out:
-            return job.run(out)
-    return job.run(_Named(destination, str(getattr(destination, "name", "<output>"))))
+            done = job.run(out)
+    else:
+        done = job.run(_Named(destination, str(getattr(destination, "name", "<output>"))))
+    return dataclasses.replace(done, inferred=inferred)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Options:
+    """The reader options every source of a conversion is read with."""
+
+    max_record_size: int
+    on_error: OnError
+    ext_hook: ExtHook | None
+
+    def values(self, source: Source, *, batches: bool) -> ValueReader:
+        """An untyped reader of ``source``."""
+        hook: Any = self.ext_hook
+        if hook is fluentd_event_time:
+            hook = event_time  # the same EventTime, to the nanosecond
+        return ValueReader(
+            source,
+            ext_hook=hook,
+            batches=batches,
+            max_record_size=self.max_record_size,
+            on_error=self.on_error,
+        )
+
+
+def infer_sources(
+    sources: Sequence[Source],
+    sample: int = DEFAULT_SAMPLE,
+    *,
+    ext_hook: ExtHook | None = None,
+    max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
+    on_error: OnError = "raise",
+) -> tuple[list[Source], Schema]:
+    """The record types of the first ``sample`` records of ``sources``, read in turn
+    (:func:`~msgpack_reader_py.infer.infer`), and the sources to read again from their start:
+    a stream, which cannot be reopened, replays the bytes read from it, then goes on. Broken
+    data among those records raises the reader's error; records that are not maps or arrays
+    :class:`~msgpack_reader_py.infer.InferenceError`."""
+    options = _Options(max_record_size, on_error, ext_hook)
+    seen: list[Any] = []
+    again: list[Source] = []
+    for source in sources:
+        if len(seen) >= sample or isinstance(
+            source, (str, os.PathLike, bytes, bytearray, memoryview)
+        ):
+            replay = source
+        else:
+            source = replay = _Recording(source)
+        if len(seen) < sample:
+            with options.values(source, batches=False) as values:
+                seen.extend(itertools.islice(values, sample - len(seen)))
+        again.append(replay.replay() if isinstance(replay, _Recording) else replay)
+    try:
+        return again, infer(seen)
+    except InferenceError as exc:
+        raise InferenceError(f"{exc} (in the first {len(seen)} records)") from None
+
+
+class _Recording:
+    """A stream read once to sample its records, keeping what it gave for the second read."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._kept = bytearray()
+        self._read = getattr(stream, "read1", None) or stream.read
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "name":  # errors name the stream as the reader would
+            return self._stream.name
+        raise AttributeError(name)
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._read(size)
+        self._kept += data
+        return bytes(data)
+
+    def replay(self) -> Any:
+        """The stream from its start: the bytes kept, then the rest."""
+        return _Replay(bytes(self._kept), self._stream)
+
+
+class _Replay:
+    def __init__(self, kept: bytes, stream: Any) -> None:
+        self._kept = io.BytesIO(kept)
+        self._stream = stream
+        self._read = getattr(stream, "read1", None) or stream.read
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "name":
+            return self._stream.name
+        raise AttributeError(name)
+
+    def read(self, size: int = -1) -> bytes:
+        return self._kept.read1(size) or bytes(self._read(size))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -178,42 +285,57 @@ class _Job:
 
     sources: list[Source]
     to: Format
-    schema: RecordSchema
-    max_record_size: int
-    on_error: OnError
+    record_type: type[Any] | None  # None: untyped values (JSON Lines only)
+    options: _Options
+    limit: int | None
+    allow_nan: bool
     progress: Progress | None
 
     def _batches(self, source: Source) -> SourceReader[Any]:
-        """Batches of one source: Arrow columns, or the checked tuples for the text formats."""
+        """Batches of one source: Arrow columns, checked tuples, or untyped values."""
+        options = self.options
+        if self.record_type is None:
+            return options.values(source, batches=True)
         if self.to in ("parquet", "arrow"):
             from .arrow import BatchReader
 
             return BatchReader(
                 source,
-                self.schema.record_type,
-                max_record_size=self.max_record_size,
-                on_error=self.on_error,
+                self.record_type,
+                ext_hook=options.ext_hook,
+                max_record_size=options.max_record_size,
+                on_error=options.on_error,
             )
-        return _TextBatches(source, self.schema.record_type, self.max_record_size, self.on_error)
+        return _TextBatches(source, self.record_type, options)
 
     def run(self, out: _Named) -> Conversion:
         output: AbstractContextManager[Callable[[Any], None]]
         if self.to in ("parquet", "arrow"):
             from .arrow import arrow_schema
 
-            output = _columns_out(out, self.to, arrow_schema(self.schema.record_type))
+            assert self.record_type is not None
+            output = _columns_out(out, self.to, arrow_schema(self.record_type))
         else:
-            output = _text_out(out, self.to, self.schema)
+            output = _text_out(out, self.to, self.record_type, self.allow_nan)
         written = skipped = read_before = 0
         errors: list[RecordError] = []
+        left = self.limit
         with output as write:
             for source in self.sources:
+                if left == 0:
+                    break
                 with self._batches(source) as batches:
                     for batch in batches:
+                        if left is not None and len(batch) >= left:
+                            batch = batch[:left]
                         write(batch)
                         written += len(batch)
                         if self.progress is not None:
                             self.progress(written, read_before + batches.source_bytes_read)
+                        if left is not None:
+                            left -= len(batch)
+                            if left == 0:
+                                break
                     read_before += batches.source_bytes_read
                     skipped += batches.skipped
                     errors.extend(batches.errors[: KEPT_ERRORS - len(errors)])
@@ -242,45 +364,54 @@ class _TextBatches(SourceReader[list[Any]]):
     """The text formats' reader: its items are batches of checked records, each a tuple of
     field values."""
 
-    def __init__(
-        self, source: Source, record_type: Any, max_record_size: int, on_error: OnError
-    ) -> None:
+    def __init__(self, source: Source, record_type: Any, options: _Options) -> None:
         self._records = self._start(
             source,
             record_type,
-            Plan(record_type, convert=_Tuples()),
-            on_error=on_error,
-            max_record_size=max_record_size,
+            Plan(record_type, convert=Batches(), ext_hook=options.ext_hook),
+            on_error=options.on_error,
+            max_record_size=options.max_record_size,
             read_size=DEFAULT_READ_SIZE,
             decompress=True,
         )
 
 
-class _Tuples:
-    """The reader's batch converter for the text path: the checked tuples as they are."""
-
-    refusals: tuple[type[Exception], ...] = ()
-
-    def __call__(self, values: list[Any], /) -> list[Any]:
-        return values
-
-    def first_refused(self, values: list[Any], /) -> tuple[int, str] | None:  # pragma: no cover
-        return None  # refuses nothing: never asked
-
-
 @contextmanager
-def _text_out(out: _Named, to: Format, schema: RecordSchema) -> Iterator[Callable[[Any], None]]:
-    """Write batches of field values (lists of tuples) as CSV or JSON Lines."""
+def _text_out(
+    out: _Named, to: Format, record_type: type[Any] | None, allow_nan: bool
+) -> Iterator[Callable[[Any], None]]:
+    """Write batches of records (tuples of field values, or untyped values) as text."""
     text = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=True)
     try:
-        names = schema.names
-        rows: _Rows = (
-            CsvRows(text, names, schema.text_fields()) if to == "csv" else JsonRows(text, names)
-        )
-        yield rows.write
+        if record_type is None:
+            yield JsonLines(text, allow_nan=allow_nan).write
+        else:
+            schema = RecordSchema(record_type)
+            if to == "jsonl":
+                yield JsonLines(text, schema.names, allow_nan=allow_nan).write
+            else:
+                yield _cells(schema, CsvRows(text, schema.names, schema.text_fields()).write)
         text.flush()
     finally:
         text.detach()  # the stream is the caller's (or replacing's) to close
+
+
+def _cells(schema: RecordSchema, write: Callable[[Any], None]) -> Callable[[Any], None]:
+    """``write`` of CSV rows, with each field that is not text, a number or a bool as the text
+    JSON gives it (``bytes`` as base64)."""
+    plain = (str, int, float, bool, type(None))
+    rendered = [p for p, a in enumerate(schema.annotations) if members(a)[0] not in plain]
+    if not rendered:
+        return write
+
+    def write_cells(rows: list[Sequence[Any]]) -> None:
+        cells = [list(row) for row in rows]
+        for row in cells:
+            for position in rendered:
+                row[position] = text_cell(row[position])
+        write(cells)
+
+    return write_cells
 
 
 @contextmanager

@@ -37,9 +37,11 @@ from .wire import declared_excess
 __all__ = [
     "KEPT_ERRORS",
     "BatchConverter",
+    "Batches",
     "CompressedDataError",
     "Plan",
     "Run",
+    "RunDecoder",
     "records",
     "runs",
     "unpacker_options",
@@ -104,8 +106,19 @@ def unpacker_options(limit: int, read_size: int) -> dict[str, Any]:
     return {"max_buffer_size": limit + read_size}
 
 
+class RunDecoder(Protocol):
+    """Decodes runs of records in one call; a record at a time only to locate a failure."""
+
+    def decode_run(self, data: Any, /) -> list[Any]: ...
+
+    def decode_one(self, data: Any, /) -> Any: ...
+
+
 class Plan:
-    """How each run of records is decoded, and what is made of the decoded records."""
+    """How each run of records is decoded, and what is made of the decoded records.
+
+    ``decoder`` replaces the record type's own (:func:`~.engine.record_decoder`): the
+    untyped values of :mod:`.values`."""
 
     def __init__(
         self,
@@ -115,15 +128,32 @@ class Plan:
         convert: BatchConverter | None = None,
         ext_hook: ExtHook | None = None,
         forbid_unknown_keys: bool = False,
+        decoder: RunDecoder | None = None,
     ) -> None:
         self.mapper = mapper
         self.convert = convert
+        if decoder is not None:
+            self.decoder: RunDecoder = decoder
+            return
         self.decoder = record_decoder(
             Any if mapper is not None else record_type,
             ext_hook=ext_hook,
             forbid_unknown_keys=forbid_unknown_keys,
             values=convert is not None,
         )
+
+
+class Batches:
+    """A batch converter that converts nothing: each run's records handed over as one list,
+    for consumers that take records a batch at a time (the text formats)."""
+
+    refusals: tuple[type[Exception], ...] = ()
+
+    def __call__(self, values: list[Any], /) -> list[Any]:
+        return values
+
+    def first_refused(self, values: list[Any], /) -> tuple[int, str] | None:  # pragma: no cover
+        return None  # refuses nothing: never asked
 
 
 KEPT_ERRORS = 100

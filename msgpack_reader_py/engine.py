@@ -50,10 +50,13 @@ import msgspec
 from .errors import describe
 
 __all__ = [
+    "INVALID_TIMESTAMP",
+    "KEY_METADATA",
     "ExtHook",
     "FieldSpec",
     "RecordDecoder",
     "RecordFailure",
+    "invalid_utf8",
     "plain_values",
     "record_decoder",
     "record_fields",
@@ -61,6 +64,10 @@ __all__ = [
 ]
 
 ExtHook = Callable[[int, memoryview], Any]
+
+KEY_METADATA = "msgpack_key"
+"""A dataclass field's map key, where it is not the field's name:
+``field(metadata={"msgpack_key": "user-agent"})``."""
 Converter = Callable[[Any], Any]
 
 _SHAPE = re.compile(r"^Expected `(array|object|array \| object|object \| array)`")
@@ -168,7 +175,8 @@ def record_fields(tp: Any) -> list[FieldSpec]:
                 continue
             default = msgspec.NODEFAULT if _missing(f.default) else f.default
             factory = msgspec.NODEFAULT if _missing(f.default_factory) else f.default_factory
-            specs.append(FieldSpec(f.name, f.name, hints.get(f.name, Any), default, factory))
+            key = f.metadata.get(KEY_METADATA, f.name)
+            specs.append(FieldSpec(f.name, key, hints.get(f.name, Any), default, factory))
         return specs
     if kind == "namedtuple":
         defaults = tp._field_defaults
@@ -231,6 +239,7 @@ class _Compiler:
         self.ext_hook = ext_hook
         self.forbid = forbid_unknown_keys
         self.forms: dict[Any, tuple[Any, Converter | None]] = {}
+        self._building: set[Any] = set()  # the record types being compiled, outermost first
         self.made: dict[Any, list[int]] = {}
         """For a type decoded from arrays as itself: how many values its generated map form
         has made (a count that only grows), so that a run with none needs no look at each."""
@@ -297,11 +306,21 @@ class _Compiler:
     def record(self, tp: Any) -> tuple[Any, Converter | None]:
         if tp in self.forms:
             return self.forms[tp]
+        if tp in self._building:
+            raise TypeError(f"{tp.__qualname__} holds itself: a recursive record type")
+        self._building.add(tp)
         kind = _kind(tp)
         fields = record_fields(tp)
-        wired = [(f, *self._field(tp, f)) for f in fields]
+        try:
+            wired = [(f, *self._field(tp, f)) for f in fields]
+        finally:
+            self._building.discard(tp)
         # msgspec would set a dataclass's init=False fields from a map: a generated form won't.
-        changed = any(c is not None for _, _, c in wired) or _hides_fields(tp)
+        changed = (
+            any(c is not None for _, _, c in wired)
+            or _hides_fields(tp)
+            or (kind == "dataclass" and any(f.wire_name != f.name for f in fields))
+        )
         name = tp.__name__
         array_form: Any
         map_form: Any
@@ -464,20 +483,27 @@ def _record_converter(
     return convert
 
 
+INVALID_TIMESTAMP = "an invalid timestamp extension (wrong length, or nanoseconds >= 10**9)"
+
+
+def invalid_utf8(exc: UnicodeDecodeError) -> str:
+    """How a record with a str that is not UTF-8 is described."""
+    return f"invalid UTF-8 in a str ({exc.reason} at position {exc.start})"
+
+
 def _undecodable(decode: Callable[[Any], Any], data: Any) -> RecordFailure | None:
     """Why ``data`` is not valid MessagePack, if it is not: decoded untyped, it fails."""
     try:
         decode(data)
     except UnicodeDecodeError as exc:
-        reason = f"invalid UTF-8 in a str ({exc.reason} at position {exc.start})"
+        reason = invalid_utf8(exc)
         cause: BaseException = exc
     except RecursionError as exc:
         reason, cause = "nesting deeper than the decoder allows", exc
     except msgspec.ValidationError as exc:
         if not str(exc).startswith(_BAD_TIMESTAMP):  # pragma: no cover - untyped: only that
             return None
-        reason = "an invalid timestamp extension (wrong length, or nanoseconds >= 10**9)"
-        cause = exc
+        reason, cause = INVALID_TIMESTAMP, exc
     except msgspec.DecodeError as exc:
         # Framing took bytes for a whole record that the decoder finds cut off or broken.
         reason, cause = f"not valid MessagePack ({exc})", exc
@@ -538,6 +564,7 @@ class RecordDecoder:
             and all(f.required for f in self.fields)
             and not forbid
             and not _hides_fields(record_type)
+            and all(f.wire_name == f.name for f in self.fields)
             and all(compiler._field(record_type, f)[1] is None for f in self.fields)
         ):
             # The common flat record: arrays decode to tuples, built with starmap in C.

@@ -16,7 +16,7 @@ import datetime
 
 from msgspec.msgpack import Ext
 
-__all__ = ["EVENT_TIME_CODE", "fluentd_event_time"]
+__all__ = ["EVENT_TIME_CODE", "event_time_parts", "fluentd_event_time"]
 
 EVENT_TIME_CODE = 0
 """The extension type code of Fluentd's EventTime."""
@@ -38,6 +38,13 @@ def fluentd_event_time(code: int, data: memoryview | bytes) -> datetime.datetime
     """
     if code != EVENT_TIME_CODE:
         return Ext(code, bytes(data))
+    seconds, nanoseconds = event_time_parts(data)
+    return _EPOCH + datetime.timedelta(seconds=seconds, microseconds=(nanoseconds + 500) // 1000)
+
+
+def event_time_parts(data: memoryview | bytes) -> tuple[int, int]:
+    """The seconds and nanoseconds of an EventTime's 8 bytes; ``ValueError`` if they are not
+    an EventTime."""
     if len(data) != 8:
         raise ValueError(f"a Fluentd EventTime is 8 bytes, got {len(data)}")
     seconds = int.from_bytes(data[:4], "big")
@@ -46,4 +53,4 @@ def fluentd_event_time(code: int, data: memoryview | bytes) -> datetime.datetime
         raise ValueError(
             f"a Fluentd EventTime's nanoseconds must be below 10**9, got {nanoseconds}"
         )
-    return _EPOCH + datetime.timedelta(seconds=seconds, microseconds=(nanoseconds + 500) // 1000)
+    return seconds, nanoseconds

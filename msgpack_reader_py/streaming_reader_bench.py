@@ -41,6 +41,8 @@ __all__ = [
     "counter",
     "main",
     "message_size_workload",
+    "reference_run_timer",
+    "reference_runs",
     "reference_workloads",
     "write_result",
 ]
@@ -264,6 +266,29 @@ def main() -> None:
             name = f"message_size{'_raw' if raw else ''}/{size}"
             make = functools.partial(message_size_workload, size, raw=raw)
             runner.bench_time_func(name, _timed(make), metadata=metadata)
+
+
+def reference_runs(runs: Callable[[], dict[str, Callable[[], int]]]) -> None:
+    """pyperf's main for a script of runs over the reference stream (``runs()``: each a whole
+    pass, by name, returning the records it did), each a benchmark of its own."""
+    import pyperf
+
+    runner = pyperf.Runner()
+    metadata = {"records": REFERENCE_MESSAGES, "stream_bytes": len(reference_data())}
+    for name in runs():
+        runner.bench_time_func(name, reference_run_timer(runs, name), metadata=metadata)
+
+
+def reference_run_timer(
+    runs: Callable[[], dict[str, Callable[[], int]]], name: str
+) -> Callable[[int], float]:
+    """pyperf's time function of the run ``name`` of ``runs()``, made in the worker."""
+
+    def time_func(loops: int) -> float:
+        size = len(reference_data())
+        return Workload(name, runs()[name], REFERENCE_MESSAGES, size).time(loops)
+
+    return time_func
 
 
 def _reference_workload(name: str) -> Workload:

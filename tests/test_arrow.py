@@ -274,8 +274,17 @@ UNSUPPORTED: dict[str, Any] = {
     "int | str | None": int | str | None,
     "tuple[int, int]": tuple[int, int],
     "dict[float, int]": dict[float, int],
-    "None": None,
 }
+
+
+def test_a_none_field_is_a_null_column() -> None:
+    """A field annotated ``None`` holds only None: an Arrow ``null`` column."""
+    record_type = dataclasses.make_dataclass("Empty", [("fine", int), ("nothing", None)])
+    schema = pa.schema([column("fine", pa.int64(), nullable=False), pa.field("nothing", pa.null())])
+    assert arrow_schema(record_type) == schema
+    table = read_table(b"".join(msgpack.packb([key, None]) for key in (1, 2)), record_type)
+    assert table.schema == schema
+    assert table.to_pylist() == [{"fine": 1, "nothing": None}, {"fine": 2, "nothing": None}]
 
 
 @pytest.mark.parametrize("name", list(UNSUPPORTED))

@@ -33,6 +33,13 @@ from .reference import (
 
 SUMMARY = re.compile(r"^Read (\d+) messages, sum_of_ids is (\d+) in [0-9.]+ ms \([0-9,]+ msg/s\)$")
 FIELD_NAMES = [field.name for field in dataclasses.fields(Item)]
+# dump and convert read records untyped unless told: tests of Item semantics ask for Items.
+ITEM = ["--type", "item"]
+# How an error line about a record that is not an Item ends.
+NOT_ITEMS_HINT = (
+    "; if the stream does not hold Items, look at it with --type any, or get a record type for "
+    "it from: msgpack-reader schema SOURCE"
+)
 EXIT_DATA_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -88,28 +95,41 @@ def assert_summary(line: str, records: int, sum_of_ids: int) -> None:
 
 
 class BrokenPipeBuffer(io.BytesIO):
-    """A binary stdout whose reader has gone away."""
+    """The binary side of a :class:`BrokenPipeStdout`: its writes count against the same
+    ``good_writes``."""
+
+    def __init__(self, stdout: BrokenPipeStdout) -> None:
+        super().__init__()
+        self._stdout = stdout
 
     def write(self, data: Any, /) -> int:
-        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+        self._stdout.take_a_write(bytes(data))
+        return super().write(data)
 
 
 class BrokenPipeStdout(io.StringIO):
-    """A text stdout whose reader goes away after ``good_writes`` writes."""
+    """A text stdout whose reader goes away after ``good_writes`` writes, to it or to its
+    binary ``buffer``; ``writes`` holds what each of those delivered (binary writes as UTF-8
+    text)."""
 
     def __init__(self, good_writes: int = 0) -> None:
         super().__init__()
         self.good_writes = good_writes
-        self._buffer = BrokenPipeBuffer()
+        self.writes: list[str] = []
+        self._buffer = BrokenPipeBuffer(self)
 
     @property
     def buffer(self) -> BrokenPipeBuffer:
         return self._buffer
 
-    def write(self, text: str, /) -> int:
+    def take_a_write(self, data: str | bytes) -> None:
         if self.good_writes <= 0:
             raise BrokenPipeError(errno.EPIPE, "Broken pipe")
         self.good_writes -= 1
+        self.writes.append(data if isinstance(data, str) else data.decode("utf-8"))
+
+    def write(self, text: str, /) -> int:
+        self.take_a_write(text)
         return super().write(text)
 
 
@@ -265,7 +285,7 @@ def test_read_stdin_json(
 def test_dump_jsonl(
     capsys: pytest.CaptureFixture[str], reference_file: Path, reference_items: list[Item]
 ) -> None:
-    assert main(["dump", str(reference_file)]) == 0
+    assert main(["dump", str(reference_file), *ITEM]) == 0
     out, err = capsys.readouterr()
     assert err == ""
     assert out.endswith("\n")
@@ -286,7 +306,7 @@ def test_dump_jsonl_is_the_default_format(
 def test_dump_limit(
     capsys: pytest.CaptureFixture[str], reference_file: Path, reference_items: list[Item]
 ) -> None:
-    assert main(["dump", str(reference_file), "--limit", "3"]) == 0
+    assert main(["dump", str(reference_file), *ITEM, "--limit", "3"]) == 0
     out, err = capsys.readouterr()
     assert err == ""
     lines = out.splitlines()
@@ -311,7 +331,7 @@ def test_dump_limit_beyond_the_end(
 def test_dump_csv(
     capsys: pytest.CaptureFixture[str], reference_file: Path, reference_items: list[Item]
 ) -> None:
-    assert main(["dump", str(reference_file), "--format", "csv"]) == 0
+    assert main(["dump", str(reference_file), *ITEM, "--format", "csv"]) == 0
     out, err = capsys.readouterr()
     assert err == ""
     rows = list(csv.reader(io.StringIO(out)))
@@ -324,7 +344,7 @@ def test_dump_csv(
 def test_dump_csv_limit(
     capsys: pytest.CaptureFixture[str], reference_file: Path, reference_items: list[Item]
 ) -> None:
-    assert main(["dump", str(reference_file), "--format", "csv", "--limit", "2"]) == 0
+    assert main(["dump", str(reference_file), *ITEM, "--format", "csv", "--limit", "2"]) == 0
     rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
     assert rows[0] == FIELD_NAMES
     assert [item_from_csv(row) for row in rows[1:]] == reference_items[:2]
@@ -333,7 +353,7 @@ def test_dump_csv_limit(
 def test_dump_csv_limit_zero_prints_only_the_header(
     capsys: pytest.CaptureFixture[str], reference_file: Path
 ) -> None:
-    assert main(["dump", str(reference_file), "--format", "csv", "--limit", "0"]) == 0
+    assert main(["dump", str(reference_file), *ITEM, "--format", "csv", "--limit", "0"]) == 0
     assert capsys.readouterr() == (",".join(FIELD_NAMES) + "\n", "")
 
 
@@ -344,7 +364,7 @@ def test_dump_stdin(
     reference_items: list[Item],
 ) -> None:
     fake_stdin(monkeypatch, io.BytesIO(reference_bytes))
-    assert main(["dump", "-", "--limit", "10"]) == 0
+    assert main(["dump", "-", *ITEM, "--limit", "10"]) == 0
     out, err = capsys.readouterr()
     assert err == ""
     assert [item_from_json(line) for line in out.splitlines()] == reference_items[:10]
@@ -427,7 +447,7 @@ def test_read_of_valid_data_passes_validation(
 def test_dump_of_valid_data_passes_validation(
     capsys: pytest.CaptureFixture[str], reference_file: Path, reference_items: list[Item]
 ) -> None:
-    assert main(["dump", str(reference_file), "--limit", "5"]) == 0
+    assert main(["dump", str(reference_file), *ITEM, "--limit", "5"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [item_from_json(line) for line in lines] == reference_items[:5]
 
@@ -474,7 +494,7 @@ def test_map_shaped_items_are_read_like_arrays(
     data = maps_and_arrays(items)
     path = tmp_path / "maps.msgpack"
     path.write_bytes(data)
-    assert main([argv[0], str(path), *argv[1:]]) == 0
+    assert main([argv[0], str(path), *argv[1:], *ITEM]) == 0
     out, err = capsys.readouterr()
     assert err == ""
     if argv[0] == "read":
@@ -495,12 +515,12 @@ def test_a_map_missing_a_field_after_maps_is_located(
     good = maps_and_arrays(reference_items[:3])
     path = tmp_path / "maps.msgpack"
     path.write_bytes(good + msgpack.packb(without(as_map(reference_items[3]), "line")) + good)
-    assert main(["dump", str(path)]) == EXIT_DATA_ERROR
+    assert main(["dump", str(path), *ITEM]) == EXIT_DATA_ERROR
     out, err = capsys.readouterr()
     assert [item_from_json(line) for line in out.splitlines()] == reference_items[:3]
     assert error_line(err) == (
         f"error: {path}: record 3 at byte {len(good)}: "
-        "field `line` is missing (a map without its key, and no default)"
+        "field `line` is missing (a map without its key, and no default)" + NOT_ITEMS_HINT
     )
 
 
@@ -517,7 +537,7 @@ def test_skip_invalid_passes_over_maps_that_are_not_items(
     ]
     path = tmp_path / "maps.msgpack"
     path.write_bytes(b"".join(records))
-    assert main(["dump", str(path), "--skip-invalid"]) == 0
+    assert main(["dump", str(path), *ITEM, "--skip-invalid"]) == 0
     out, err = capsys.readouterr()
     assert [item_from_json(line) for line in out.splitlines()] == [first, second, third]
     assert err == (
@@ -544,7 +564,7 @@ def test_dump_rejects_a_wrongly_typed_field(
     record_offsets: list[int],
 ) -> None:
     path = wrongly_typed_file(tmp_path, reference_items, 3, "line", "not a number")
-    assert main(["dump", str(path)]) == EXIT_DATA_ERROR
+    assert main(["dump", str(path), *ITEM]) == EXIT_DATA_ERROR
     out, err = capsys.readouterr()
     assert [item_from_json(line) for line in out.splitlines()] == reference_items[:3]
     line = error_line(err)
@@ -575,9 +595,9 @@ def test_dump_of_a_bin_field_is_an_error_line_not_a_crash(
     reference_items: list[Item],
     record_offsets: list[int],
 ) -> None:
-    # A MessagePack bin decodes to bytes, which JSON cannot represent.
+    # A MessagePack bin decodes to bytes, which an Item's str field refuses: a record error.
     path = wrongly_typed_file(tmp_path, reference_items, 3, "filename", b"BINARY01")
-    assert main(["dump", str(path)]) == EXIT_DATA_ERROR
+    assert main(["dump", str(path), *ITEM]) == EXIT_DATA_ERROR
     out, err = capsys.readouterr()
     assert [item_from_json(line) for line in out.splitlines()] == reference_items[:3]
     line = error_line(err)
@@ -680,7 +700,7 @@ def test_truncated_file_dump_writes_the_records_before_the_error(
     reference_items: list[Item],
 ) -> None:
     path = truncated_file(tmp_path, reference_bytes)
-    assert main(["dump", str(path)]) == EXIT_DATA_ERROR
+    assert main(["dump", str(path), *ITEM]) == EXIT_DATA_ERROR
     out, err = capsys.readouterr()
     assert [item_from_json(line) for line in out.splitlines()] == reference_items[:-1]
     line = error_line(err)
@@ -696,7 +716,7 @@ def test_truncated_file_dump_csv(
     reference_items: list[Item],
 ) -> None:
     path = truncated_file(tmp_path, reference_bytes)
-    assert main(["dump", str(path), "--format", "csv"]) == EXIT_DATA_ERROR
+    assert main(["dump", str(path), *ITEM, "--format", "csv"]) == EXIT_DATA_ERROR
     out, err = capsys.readouterr()
     rows = list(csv.reader(io.StringIO(out)))
     assert rows[0] == FIELD_NAMES
@@ -730,7 +750,7 @@ def test_corrupt_byte(
     data[record_offsets[5]] = 0xC1  # never valid MessagePack
     path = tmp_path / "corrupt.msgpack"
     path.write_bytes(data)
-    assert main(["dump", str(path)]) == EXIT_DATA_ERROR
+    assert main(["dump", str(path), *ITEM]) == EXIT_DATA_ERROR
     out, err = capsys.readouterr()
     assert [item_from_json(line) for line in out.splitlines()] == reference_items[:5]
     line = error_line(err)
@@ -798,10 +818,12 @@ def test_a_record_that_is_not_an_item(
     value, reason = NOT_AN_ITEM[name]
     path = tmp_path / "not-a-record.msgpack"
     path.write_bytes(pack_items(reference_items[:3]) + msgpack.packb(value))
-    assert main(["dump", str(path)]) == EXIT_DATA_ERROR
+    assert main(["dump", str(path), *ITEM]) == EXIT_DATA_ERROR
     out, err = capsys.readouterr()
     assert [item_from_json(line) for line in out.splitlines()] == reference_items[:3]
-    assert error_line(err) == f"error: {path}: record 3 at byte {record_offsets[3]}: {reason}"
+    assert error_line(err) == (
+        f"error: {path}: record 3 at byte {record_offsets[3]}: {reason}{NOT_ITEMS_HINT}"
+    )
 
 
 def test_stdin_io_error(
@@ -904,12 +926,21 @@ def test_usage_error_does_not_touch_files(
 
 
 def test_broken_pipe_during_dump(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], reference_file: Path
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    reference_file: Path,
+    reference_items: list[Item],
 ) -> None:
     stdout = BrokenPipeStdout(good_writes=3)
     monkeypatch.setattr(sys, "stdout", stdout)
-    assert main(["dump", str(reference_file)]) == EXIT_BROKEN_PIPE
-    assert len(stdout.getvalue().splitlines()) == 3
+    assert main(["dump", str(reference_file), *ITEM]) == EXIT_BROKEN_PIPE
+    # dump writes a batch of records at a time: the three writes that went through held whole
+    # lines, the first records in order, and nothing was written after the pipe closed.
+    assert len(stdout.writes) == 3
+    assert all(write.endswith("\n") for write in stdout.writes)
+    dumped = [item_from_json(line) for line in "".join(stdout.writes).splitlines()]
+    assert len(dumped) >= 3
+    assert dumped == reference_items[: len(dumped)]
     assert capsys.readouterr().err == ""
 
 
@@ -990,7 +1021,7 @@ def test_keyboard_interrupt_during_dump(
     reference_items: list[Item],
 ) -> None:
     fake_stdin(monkeypatch, InterruptedStream(reference_bytes[:5000], KeyboardInterrupt()))
-    assert main(["dump", "-"]) == EXIT_INTERRUPTED
+    assert main(["dump", "-", *ITEM]) == EXIT_INTERRUPTED
     out, err = capsys.readouterr()
     assert err == ""
     dumped = [item_from_json(line) for line in out.splitlines()]

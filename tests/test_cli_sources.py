@@ -14,6 +14,8 @@ import pytest
 from msgpack_reader_py import Item, get_iter, pack_items
 from msgpack_reader_py.cli import main
 
+from .test_cli import ITEM, NOT_ITEMS_HINT
+
 EXIT_DATA_ERROR = 1
 EXIT_USAGE = 2
 TEXT = b"hello, world: this is not MessagePack\n" * 20
@@ -123,7 +125,7 @@ def test_dump_concatenates_the_sources(
     capsys: pytest.CaptureFixture[str], two: tuple[Path, Path, list[Item], list[Item]]
 ) -> None:
     a, b, first, second = two
-    assert main(["dump", str(a), str(b)]) == 0
+    assert main(["dump", str(a), str(b), *ITEM]) == 0
     out, err = capsys.readouterr()
     assert err == ""
     assert [Item(**json.loads(line)) for line in out.splitlines()] == first + second
@@ -133,7 +135,7 @@ def test_dump_csv_writes_one_header_for_every_source(
     capsys: pytest.CaptureFixture[str], two: tuple[Path, Path, list[Item], list[Item]]
 ) -> None:
     a, b, first, second = two
-    assert main(["dump", str(a), str(b), "--format", "csv"]) == 0
+    assert main(["dump", str(a), str(b), *ITEM, "--format", "csv"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("id,process_id,")
     assert len(lines) == 1 + len(first) + len(second)
@@ -145,7 +147,7 @@ def test_dump_limit_counts_across_sources(
     capsys: pytest.CaptureFixture[str], two: tuple[Path, Path, list[Item], list[Item]], limit: int
 ) -> None:
     a, b, first, second = two
-    assert main(["dump", str(a), str(b), "--limit", str(limit)]) == 0
+    assert main(["dump", str(a), str(b), *ITEM, "--limit", str(limit)]) == 0
     dumped = [Item(**json.loads(line)) for line in capsys.readouterr().out.splitlines()]
     assert dumped == (first + second)[:limit]
 
@@ -155,14 +157,14 @@ def test_dump_error_in_a_later_source_comes_after_the_earlier_records(
 ) -> None:
     a, b, first, second = two
     b.write_bytes(pack_items(second[:2]) + msgpack.packb("not an item") + pack_items(second[2:]))
-    assert main(["dump", str(a), str(b)]) == EXIT_DATA_ERROR
+    assert main(["dump", str(a), str(b), *ITEM]) == EXIT_DATA_ERROR
     out, err = capsys.readouterr()
     assert [Item(**json.loads(line)) for line in out.splitlines()] == first + second[:2]
     line = error_line(err)
     offset = len(pack_items(second[:2]))
     assert line == (
         f"error: {b}: record 2 at byte {offset}: expected an array or a map of 8 fields, "
-        "found str 'not an item'"
+        f"found str 'not an item'{NOT_ITEMS_HINT}"
     )
 
 
@@ -175,7 +177,7 @@ def test_skip_invalid_that_finds_no_record_is_an_error(
 ) -> None:
     text = tmp_path / "notes.txt"
     text.write_bytes(TEXT)
-    assert main([*command, str(text), "--skip-invalid"]) == EXIT_DATA_ERROR
+    assert main([*command, str(text), *ITEM, "--skip-invalid"]) == EXIT_DATA_ERROR
     out, err = capsys.readouterr()
     assert out == (
         "id,process_id,thread_id,timestamp_ns,line,value,filename,path\n"
@@ -214,11 +216,13 @@ def test_skip_invalid_with_a_good_record_succeeds_and_counts_on_stderr(
     a, _, first, _ = two
     text = tmp_path / "notes.txt"
     text.write_bytes(TEXT)
-    assert main(["dump", str(text), str(a), "--skip-invalid"]) == 0
+    assert main(["dump", str(text), str(a), *ITEM, "--skip-invalid"]) == 0
     out, err = capsys.readouterr()
     assert [Item(**json.loads(line)) for line in out.splitlines()] == first
+    # dump reports as convert does: one line for the sources together, the first skipped
+    # record named by its source.
     assert err.splitlines() == [
-        f"{text}: skipped {len(TEXT)} invalid records; the first: record 0 at byte 0: "
+        f"2 sources: skipped {len(TEXT)} invalid records; the first: {text}: record 0 at byte 0: "
         + err.split("record 0 at byte 0: ", 1)[1].rstrip("\n")
     ]
     assert "expected an array or a map of 8 fields, found int 104" in err

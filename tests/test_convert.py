@@ -6,6 +6,7 @@ with the reference items; every failure is checked for what it leaves behind.
 
 from __future__ import annotations
 
+import base64
 import csv
 import dataclasses
 import errno
@@ -40,6 +41,7 @@ from .test_cli import (
     EXIT_INTERRUPTED,
     EXIT_USAGE,
     FIELD_NAMES,
+    ITEM,
     InterruptedStream,
     error_line,
     fake_stdin,
@@ -223,7 +225,7 @@ def test_convert_to_a_file(
         argument = "-"
         fake_stdin(monkeypatch, io.BytesIO(reference_bytes))
     out = tmp_path / f"out.{to}"
-    assert main(["convert", argument, "--to", to, "-o", str(out)]) == 0
+    assert main(["convert", argument, *ITEM, "--to", to, "-o", str(out)]) == 0
     assert capsys.readouterr() == (summary(REFERENCE_MESSAGES, out, to), "")
     assert read_back(out.read_bytes(), to) == as_rows(reference_items)
     assert temporaries(out) == []
@@ -245,7 +247,7 @@ def test_convert_to_stdout(
     if source == "stdin":
         argument = "-"
         fake_stdin(monkeypatch, io.BytesIO(reference_bytes))
-    assert main(["convert", argument, "--to", to, "-o", "-"]) == 0
+    assert main(["convert", argument, *ITEM, "--to", to, "-o", "-"]) == 0
     out, err = capsysbinary.readouterr()
     assert err == b""
     # Only the data: read_back refuses anything before or after it (no summary line).
@@ -262,7 +264,7 @@ def test_long_option_names(
     reference_items: list[Item],
 ) -> None:
     out = tmp_path / "out.jsonl"
-    argv = ["convert", str(reference_path), "--to=jsonl", "--output", str(out)]
+    argv = ["convert", str(reference_path), *ITEM, "--to=jsonl", "--output", str(out)]
     assert main([*argv, "--progress", "never", "--max-record-size", "1000"]) == 0
     assert capsys.readouterr() == (summary(REFERENCE_MESSAGES, out, "jsonl"), "")
     assert read_back(out.read_bytes(), "jsonl") == as_rows(reference_items)
@@ -291,7 +293,7 @@ def test_awkward_strings_round_trip(
     ]
     source = tmp_path / "awkward.msgpack"
     source.write_bytes(pack_items(items))
-    assert main(["convert", str(source), "--to", to, "-o", "-"]) == 0
+    assert main(["convert", str(source), *ITEM, "--to", to, "-o", "-"]) == 0
     out, err = capsysbinary.readouterr()
     assert err == b""
     if to in MAGIC:
@@ -317,7 +319,7 @@ def test_empty_input_gives_an_empty_output_with_the_schema(
     source = tmp_path / "empty.msgpack"
     source.write_bytes(b"")
     out = tmp_path / f"out.{to}"
-    assert main(["convert", str(source), "--to", to, "-o", str(out)]) == 0
+    assert main(["convert", str(source), *ITEM, "--to", to, "-o", str(out)]) == 0
     assert capsys.readouterr() == (summary(0, out, to), "")
     data = out.read_bytes()
     assert read_back(data, to) == []
@@ -333,7 +335,7 @@ def test_empty_stdin_to_stdout(
     monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes], to: Format
 ) -> None:
     fake_stdin(monkeypatch, io.BytesIO(b""))
-    assert main(["convert", "-", "--to", to, "-o", "-"]) == 0
+    assert main(["convert", "-", *ITEM, "--to", to, "-o", "-"]) == 0
     out, err = capsysbinary.readouterr()
     assert err == b""
     assert read_back(out, to) == []
@@ -364,7 +366,7 @@ def test_broken_input_leaves_no_output(
     if previous:
         out.write_bytes(PREVIOUS)
         before = out.stat()
-    assert main(["convert", str(source), "--to", to, "-o", str(out)]) == EXIT_DATA_ERROR
+    assert main(["convert", str(source), *ITEM, "--to", to, "-o", str(out)]) == EXIT_DATA_ERROR
     stdout, err = capsys.readouterr()
     assert stdout == ""
     assert error_line(err).startswith(broken.error(source)), err
@@ -391,7 +393,7 @@ def test_broken_stdin_names_stdin_and_leaves_no_output(
     broken = broken_stream("truncated", reference_items, reference_bytes, record_offsets)
     fake_stdin(monkeypatch, io.BytesIO(broken.data))
     out = tmp_path / f"out.{to}"
-    assert main(["convert", "-", "--to", to, "-o", str(out)]) == EXIT_DATA_ERROR
+    assert main(["convert", "-", *ITEM, "--to", to, "-o", str(out)]) == EXIT_DATA_ERROR
     stdout, err = capsys.readouterr()
     assert stdout == ""
     assert error_line(err).startswith(broken.error("<stdin>"))
@@ -418,7 +420,7 @@ def test_broken_input_to_stdout_writes_the_records_before_the_error_first(
     stderr = io.TextIOWrapper(log, encoding="utf-8", write_through=True)
     monkeypatch.setattr(sys, "stdout", stdout)
     monkeypatch.setattr(sys, "stderr", stderr)
-    status = main(["convert", str(source), "--to", to, "-o", "-"])
+    status = main(["convert", str(source), *ITEM, "--to", to, "-o", "-"])
     monkeypatch.undo()
     written = log.getvalue()
     stdout.detach()
@@ -449,7 +451,7 @@ def test_keyboard_interrupt_leaves_no_output(
     out = tmp_path / f"out.{to}"
     if previous:
         out.write_bytes(PREVIOUS)
-    assert main(["convert", "-", "--to", to, "-o", str(out)]) == EXIT_INTERRUPTED
+    assert main(["convert", "-", *ITEM, "--to", to, "-o", str(out)]) == EXIT_INTERRUPTED
     assert capsys.readouterr() == ("", "")
     assert temporaries(out) == []
     if previous:
@@ -467,7 +469,7 @@ def test_keyboard_interrupt_with_a_progress_bar(
 ) -> None:
     fake_stdin(monkeypatch, InterruptedStream(reference_bytes[:200_000], KeyboardInterrupt()))
     out = tmp_path / "out.parquet"
-    argv = ["convert", "-", "--to", "parquet", "-o", str(out), "--progress", "always"]
+    argv = ["convert", "-", *ITEM, "--to", "parquet", "-o", str(out), "--progress", "always"]
     assert main(argv) == EXIT_INTERRUPTED
     assert capsys.readouterr().out == ""
     assert_directory_holds(tmp_path, set())
@@ -479,7 +481,7 @@ def test_missing_source_leaves_no_output(
 ) -> None:
     source = tmp_path / "missing.msgpack"
     out = tmp_path / f"out.{to}"
-    assert main(["convert", str(source), "--to", to, "-o", str(out)]) == EXIT_DATA_ERROR
+    assert main(["convert", str(source), *ITEM, "--to", to, "-o", str(out)]) == EXIT_DATA_ERROR
     stdout, err = capsys.readouterr()
     assert stdout == ""
     assert error_line(err) == f"error: {source}: {os.strerror(errno.ENOENT)}"
@@ -491,7 +493,9 @@ def test_output_into_a_missing_directory_fails(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, reference_path: Path, to: Format
 ) -> None:
     out = tmp_path / "no-such-directory" / f"out.{to}"
-    assert main(["convert", str(reference_path), "--to", to, "-o", str(out)]) == EXIT_DATA_ERROR
+    assert (
+        main(["convert", str(reference_path), *ITEM, "--to", to, "-o", str(out)]) == EXIT_DATA_ERROR
+    )
     stdout, err = capsys.readouterr()
     assert stdout == ""
     assert error_line(err).endswith(f": {os.strerror(errno.ENOENT)}")
@@ -506,7 +510,9 @@ def test_output_onto_a_directory_fails_and_leaves_it(
     out = tmp_path / "a-directory"
     out.mkdir()
     (out / "inside").write_bytes(PREVIOUS)
-    assert main(["convert", str(reference_path), "--to", to, "-o", str(out)]) == EXIT_DATA_ERROR
+    assert (
+        main(["convert", str(reference_path), *ITEM, "--to", to, "-o", str(out)]) == EXIT_DATA_ERROR
+    )
     stdout, err = capsys.readouterr()
     assert stdout == ""
     assert error_line(err).endswith(f": {os.strerror(errno.EISDIR)}")
@@ -528,7 +534,7 @@ def test_output_error_names_the_output_not_a_temporary_file(
         out = tmp_path / "a-directory"
         out.mkdir()
         reason = os.strerror(errno.EISDIR)
-    assert main(["convert", str(reference_path), "--to", "csv", "-o", str(out)]) == 1
+    assert main(["convert", str(reference_path), *ITEM, "--to", "csv", "-o", str(out)]) == 1
     assert error_line(capsys.readouterr().err) == f"error: {out}: {reason}"
 
 
@@ -541,7 +547,7 @@ def test_an_output_write_error_is_not_blamed_on_the_input(
 ) -> None:
     # stdout on a full disk: the input is fine, the error line must not say otherwise.
     monkeypatch.setattr(sys, "stdout", FullStdout())
-    assert main(["convert", str(reference_path), "--to", to, "-o", "-"]) == EXIT_DATA_ERROR
+    assert main(["convert", str(reference_path), *ITEM, "--to", to, "-o", "-"]) == EXIT_DATA_ERROR
     line = error_line(capsys.readouterr().err)
     assert line.endswith(f": {os.strerror(errno.ENOSPC)}")
     assert str(reference_path) not in line
@@ -562,7 +568,7 @@ def test_an_existing_output_is_replaced_whole(
     out.write_bytes(PREVIOUS)
     with out.open("rb") as old:
         old_inode = os.fstat(old.fileno()).st_ino
-        assert main(["convert", str(reference_path), "--to", to, "-o", str(out)]) == 0
+        assert main(["convert", str(reference_path), *ITEM, "--to", to, "-o", str(out)]) == 0
         # Renamed over, not rewritten: the old file is intact for whoever still has it open.
         assert old.read() == PREVIOUS
     assert out.stat().st_ino != old_inode
@@ -609,7 +615,7 @@ def test_output_permissions_are_those_of_a_new_file(
         out.chmod(0o600)
     plain = tmp_path / "plain"
     plain.open("x").close()  # what any program creating a file gets under this umask
-    assert main(["convert", str(reference_path), "--to", to, "-o", str(out)]) == 0
+    assert main(["convert", str(reference_path), *ITEM, "--to", to, "-o", str(out)]) == 0
     capsys.readouterr()
     mode = stat.S_IMODE(out.stat().st_mode)
     assert mode == stat.S_IMODE(plain.stat().st_mode) == 0o666 & ~umask, oct(mode)
@@ -792,20 +798,48 @@ class Named(NamedTuple):
 BLOBS: list[list[Any]] = [[1, b"\x00\xff"], [2, b""], [3, b"text"]]
 
 
+def base64_text(value: bytes) -> str:
+    return base64.b64encode(value).decode("ascii")
+
+
 @pytest.mark.parametrize("record_type", [Blob, MaybeBlob], ids=["bytes", "bytes-or-None"])
 @pytest.mark.parametrize("to", TEXT_FORMATS)
-def test_library_text_formats_refuse_bytes_fields(
+def test_library_text_formats_hold_bytes_fields_as_base64(
     tmp_path: Path, record_type: type[Any], to: Format
 ) -> None:
-    data = b"".join(msgpack.packb(record) for record in BLOBS)
+    records = [*BLOBS, [4, None]] if record_type is MaybeBlob else BLOBS
+    data = b"".join(msgpack.packb(record) for record in records)
     out = tmp_path / f"out.{to}"
-    with pytest.raises(TypeError, match=to):
-        convert(data, out, to, record_type=record_type)
+    assert convert(data, out, to, record_type=record_type).records == len(records)
     stream = io.BytesIO()
-    with pytest.raises(TypeError):
-        convert(data, stream, to, record_type=record_type)
-    assert stream.getvalue() == b""
-    assert_directory_holds(tmp_path, set())
+    assert convert(data, stream, to, record_type=record_type).records == len(records)
+    assert stream.getvalue() == out.read_bytes()
+    assert_directory_holds(tmp_path, {out.name})
+    text = out.read_bytes().decode("utf-8")
+    if to == "csv":
+        # None is an empty cell, as in every CSV column.
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+        assert rows == [
+            ["id", "payload"],
+            *([str(key), "" if value is None else base64_text(value)] for key, value in records),
+        ]
+        back = [[int(key), base64.b64decode(cell, validate=True)] for key, cell in rows[1:]]
+        assert back == [[key, b"" if value is None else value] for key, value in records]
+    else:
+        assert text == "".join(
+            json.dumps(
+                {"id": key, "payload": None if value is None else base64_text(value)},
+                separators=(",", ":"),
+            )
+            + "\n"
+            for key, value in records
+        )
+        parsed = [json.loads(line) for line in text.splitlines()]
+        back = [
+            [row["id"], None if row["payload"] is None else base64.b64decode(row["payload"])]
+            for row in parsed
+        ]
+        assert back == records
 
 
 @pytest.mark.parametrize("record_type", [Blob, MaybeBlob], ids=["bytes", "bytes-or-None"])
@@ -854,7 +888,7 @@ def test_progress_never_draws_nothing_even_on_a_terminal(
     monkeypatch.setattr(sys, "stderr", terminal)
     fake_stdin(monkeypatch, Trickle(reference_bytes, 65536, BAR_DELAY / 5))
     out = tmp_path / "out.csv"
-    assert main(["convert", "-", "--to", "csv", "-o", str(out), "--progress", "never"]) == 0
+    assert main(["convert", "-", *ITEM, "--to", "csv", "-o", str(out), "--progress", "never"]) == 0
     assert terminal.getvalue() == ""
     assert capsys.readouterr() == (summary(REFERENCE_MESSAGES, out, "csv"), "")
 
@@ -868,8 +902,8 @@ def test_progress_always_draws_the_bar_on_stderr(
     to: Format,
 ) -> None:
     out = tmp_path / f"out.{to}"
-    argv = ["convert", str(reference_path), "--to", to, "-o", str(out), "--progress", "always"]
-    assert main(argv) == 0
+    argv = ["convert", str(reference_path), *ITEM, "--to", to, "-o", str(out)]
+    assert main([*argv, "--progress", "always"]) == 0
     stdout, err = capsys.readouterr()
     assert stdout == summary(REFERENCE_MESSAGES, out, to)
     assert read_back(out.read_bytes(), to) == as_rows(reference_items)
@@ -888,7 +922,7 @@ def test_progress_always_from_a_pipe_counts_bytes(
 ) -> None:
     # stdin of unknown size, to stdout: the bar counts bytes without a total.
     fake_stdin(monkeypatch, io.BytesIO(reference_bytes))
-    assert main(["convert", "-", "--to", "jsonl", "-o", "-", "--progress", "always"]) == 0
+    assert main(["convert", "-", *ITEM, "--to", "jsonl", "-o", "-", "--progress", "always"]) == 0
     out, err = capsysbinary.readouterr()
     assert data_lines(out, "jsonl") == REFERENCE_MESSAGES
     text = err.decode()
@@ -902,7 +936,7 @@ def test_progress_auto_draws_nothing_when_stderr_is_not_a_terminal(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], reference_bytes: bytes
 ) -> None:
     fake_stdin(monkeypatch, Trickle(reference_bytes, 65536, BAR_DELAY / 5))
-    assert main(["convert", "-", "--to", "jsonl", "-o", "-"]) == 0
+    assert main(["convert", "-", *ITEM, "--to", "jsonl", "-o", "-"]) == 0
     out, err = capsys.readouterr()
     assert err == ""
     assert len(out.splitlines()) == REFERENCE_MESSAGES
@@ -916,7 +950,7 @@ def test_progress_auto_on_a_terminal_draws_no_bar_for_a_quick_job(
     source = tmp_path / "small.msgpack"
     source.write_bytes(pack_items(get_iter(100)))
     out = tmp_path / "out.csv"
-    assert main(["convert", str(source), "--to", "csv", "-o", str(out)]) == 0
+    assert main(["convert", str(source), *ITEM, "--to", "csv", "-o", str(out)]) == 0
     assert terminal.getvalue() == ""
     assert capsys.readouterr().out == summary(100, out, "csv")
 
@@ -933,7 +967,7 @@ def test_progress_auto_on_a_terminal_draws_the_bar_for_a_slow_job(
     # Ten reads a fifth of the bar's delay apart: the job lasts about twice the delay.
     fake_stdin(monkeypatch, Trickle(reference_bytes, 65536, BAR_DELAY / 5))
     out = tmp_path / "out.csv"
-    assert main(["convert", "-", "--to", "csv", "-o", str(out)]) == 0
+    assert main(["convert", "-", *ITEM, "--to", "csv", "-o", str(out)]) == 0
     drawn = terminal.getvalue()
     assert "<stdin>" in drawn
     assert f"{REFERENCE_MESSAGES:,} records" in drawn, drawn
@@ -952,8 +986,8 @@ def test_progress_always_without_tqdm_is_one_error_line(
 ) -> None:
     monkeypatch.setitem(sys.modules, "tqdm", None)
     out = tmp_path / f"out.{to}"
-    argv = ["convert", str(reference_path), "--to", to, "-o", str(out), "--progress", "always"]
-    assert main(argv) == EXIT_DATA_ERROR
+    argv = ["convert", str(reference_path), *ITEM, "--to", to, "-o", str(out)]
+    assert main([*argv, "--progress", "always"]) == EXIT_DATA_ERROR
     stdout, err = capsys.readouterr()
     assert stdout == ""
     line = error_line(err)
@@ -975,7 +1009,7 @@ def test_progress_auto_without_tqdm_on_a_terminal_just_draws_no_bar(
     monkeypatch.setattr(sys, "stderr", terminal)
     fake_stdin(monkeypatch, Trickle(reference_bytes, 65536, BAR_DELAY / 5))
     out = tmp_path / "out.jsonl"
-    assert main(["convert", "-", "--to", "jsonl", "-o", str(out)]) == 0
+    assert main(["convert", "-", *ITEM, "--to", "jsonl", "-o", str(out)]) == 0
     assert terminal.getvalue() == ""
     assert capsys.readouterr() == (summary(REFERENCE_MESSAGES, out, "jsonl"), "")
     assert read_back(out.read_bytes(), "jsonl") == as_rows(reference_items)
@@ -994,7 +1028,9 @@ def test_column_formats_without_pyarrow_are_one_error_line(
 ) -> None:
     block_pyarrow(monkeypatch)
     out = tmp_path / f"out.{to}"
-    assert main(["convert", str(reference_path), "--to", to, "-o", str(out)]) == EXIT_DATA_ERROR
+    assert (
+        main(["convert", str(reference_path), *ITEM, "--to", to, "-o", str(out)]) == EXIT_DATA_ERROR
+    )
     stdout, err = capsys.readouterr()
     assert stdout == ""
     line = error_line(err)
@@ -1015,7 +1051,7 @@ def test_text_formats_need_no_pyarrow(
 ) -> None:
     block_pyarrow(monkeypatch)
     out = tmp_path / f"out.{to}"
-    assert main(["convert", str(reference_path), "--to", to, "-o", str(out)]) == 0
+    assert main(["convert", str(reference_path), *ITEM, "--to", to, "-o", str(out)]) == 0
     assert capsys.readouterr() == (summary(REFERENCE_MESSAGES, out, to), "")
     assert "msgpack_reader_py.arrow" not in sys.modules
     monkeypatch.undo()

@@ -16,6 +16,8 @@ from msgpack_reader_py.arrow import read_batches, read_table
 from msgpack_reader_py.cli import main
 from msgpack_reader_py.convert import FORMATS, Conversion, Format, convert
 
+from .test_cli import ITEM
+
 FIRST = list(get_iter(30))
 SECOND = list(get_iter(20, seed=7))
 NOT_AN_ITEM = msgpack.packb("not an item")
@@ -162,7 +164,7 @@ def test_convert_several_sources_on_the_command_line(
     first.write_bytes(pack_items(FIRST))
     second.write_bytes(pack_items(SECOND))
     out = tmp_path / "out.jsonl"
-    assert main(["convert", str(first), str(second), "--to", "jsonl", "-o", str(out)]) == 0
+    assert main(["convert", str(first), str(second), *ITEM, "--to", "jsonl", "-o", str(out)]) == 0
     assert capsys.readouterr() == (
         f"Wrote {len(FIRST) + len(SECOND)} records to {out} (jsonl)\n",
         "",
@@ -178,7 +180,7 @@ def test_convert_skip_invalid_that_finds_no_record_leaves_no_file(
     text.write_bytes(b"no records here\n")
     out = tmp_path / f"out.{to}"
     out.write_bytes(b"previous")
-    assert main(["convert", str(text), "--to", to, "-o", str(out), "--skip-invalid"]) == 1
+    assert main(["convert", str(text), *ITEM, "--to", to, "-o", str(out), "--skip-invalid"]) == 1
     stdout, err = capsys.readouterr()
     assert stdout == ""
     assert err.count("\n") == 1
@@ -193,7 +195,9 @@ def test_convert_skip_invalid_with_good_records_reports_on_stderr(
     source = tmp_path / "mixed.msgpack"
     source.write_bytes(NOT_AN_ITEM + pack_items(FIRST))
     out = tmp_path / "out.csv"
-    assert main(["convert", str(source), "--to", "csv", "-o", str(out), "--skip-invalid"]) == 0
+    assert (
+        main(["convert", str(source), *ITEM, "--to", "csv", "-o", str(out), "--skip-invalid"]) == 0
+    )
     stdout, err = capsys.readouterr()
     assert stdout == f"Wrote {len(FIRST)} records to {out} (csv)\n"
     assert err.startswith(f"{source}: skipped 1 invalid record; the first: record 0 at byte 0: ")

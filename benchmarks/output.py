@@ -1,0 +1,65 @@
+"""What writing costs: `dump` and `convert` on the reference stream, beside reading it (pyperf).
+
+    poetry run python benchmarks/output.py -o doc/output.result.json
+
+Each workload takes the 10000-record reference stream from memory and does what a command
+does with it, output to ``/dev/null`` (the output's own medium is not measured):
+
+- ``read_items``: ``msgpack-reader read``: every record an ``Item``, counted (the reader's rate);
+- ``read_untyped``: ``read --type any``: every record as decoded;
+- ``dump_untyped``: ``dump``: every record as it is, as JSON Lines;
+- ``dump_items``: ``dump --type item``: Items, checked, as JSON Lines;
+- ``dump_items_csv``: ``dump --type item --format csv``;
+- ``convert_parquet_items``: ``convert --type item --to parquet``;
+- ``convert_parquet_inferred``: ``convert --to parquet``: columns inferred from the first 1000
+  records, then every record read again, checked, into Parquet.
+
+RESULTS.md gives each in records/s and as a ratio to ``read_items`` from the same run.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import os
+from collections.abc import Callable
+from typing import Any
+
+from msgpack_reader_py import StreamingReader
+from msgpack_reader_py.convert import Format, convert
+from msgpack_reader_py.model import Item
+from msgpack_reader_py.streaming_reader_bench import (
+    counter,
+    reference_data,
+    reference_runs,
+)
+from msgpack_reader_py.values import ValueReader
+
+BASELINE = "read_items"
+
+
+def _converted(data: bytes, to: Format, record_type: type[Any] | None) -> int:
+    with open(os.devnull, "wb") as sink:
+        return convert(io.BytesIO(data), sink, to, record_type=record_type).records
+
+
+def workloads() -> dict[str, Callable[[], int]]:
+    """Each workload: one whole pass over the reference stream; returns the records it did."""
+    data = reference_data()
+    return {
+        BASELINE: counter(lambda: StreamingReader(io.BytesIO(data))),
+        "read_untyped": counter(lambda: ValueReader(io.BytesIO(data))),
+        "dump_untyped": functools.partial(_converted, data, "jsonl", None),
+        "dump_items": functools.partial(_converted, data, "jsonl", Item),
+        "dump_items_csv": functools.partial(_converted, data, "csv", Item),
+        "convert_parquet_items": functools.partial(_converted, data, "parquet", Item),
+        "convert_parquet_inferred": functools.partial(_converted, data, "parquet", None),
+    }
+
+
+def main() -> None:
+    reference_runs(workloads)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,413 @@
+"""The command line on anyone's MessagePack: ``--type``, untyped ``dump``, ``schema``, inferred
+``convert``, ``--fluentd``, on the streams written by Go, Node.js, Rust and Java encoders."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import datetime as dt
+import io
+import json
+import math
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from msgpack_reader_py.cli import main
+
+from .test_encoder_fixtures import DATA, EVENT_FIELDS, EXPECTED, INNER_FIELDS
+
+MAP_FIXTURES = sorted(DATA.glob("*_events_map.msgpack"))
+ARRAY_FIXTURES = sorted(DATA.glob("*_events_array.msgpack"))
+FLUENTD = DATA / "go_fluentd.msgpack"
+EVENTS: list[dict[str, Any]] = EXPECTED["events"]
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def error_line(err: str) -> str:
+    assert err.count("\n") == 1, err
+    assert err.startswith("error: "), err
+    assert "Traceback" not in err
+    return err.rstrip("\n")
+
+
+def moment(text: str) -> dt.datetime:
+    """An RFC 3339 instant (any fractional digits), rounded to the microsecond as a datetime
+    holds it."""
+    seconds, _, fraction = text.rstrip("Z").partition(".")
+    base = dt.datetime.fromisoformat(seconds).replace(tzinfo=dt.timezone.utc)
+    nanoseconds = int(fraction.ljust(9, "0"))
+    return base + dt.timedelta(microseconds=(nanoseconds + 500) // 1000)
+
+
+def as_array(event: dict[str, Any]) -> list[Any]:
+    inner = [event["inner"][name] for name in INNER_FIELDS]
+    return [inner if name == "inner" else event[name] for name in EVENT_FIELDS]
+
+
+# --- dump: any stream, untyped -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", MAP_FIXTURES, ids=lambda p: p.name)
+def test_dump_prints_a_stream_of_maps_exactly(
+    capsys: pytest.CaptureFixture[str], path: Path
+) -> None:
+    status, out, err = run(capsys, "dump", str(path))
+    assert (status, err) == (0, "")
+    # Timestamps to the nanosecond, floats as floats, nested maps as objects.
+    assert [json.loads(line) for line in out.splitlines()] == EVENTS
+    assert '"value":3.0' in out
+
+
+@pytest.mark.parametrize("path", ARRAY_FIXTURES, ids=lambda p: p.name)
+def test_dump_prints_a_stream_of_arrays_exactly(
+    capsys: pytest.CaptureFixture[str], path: Path
+) -> None:
+    status, out, err = run(capsys, "dump", str(path), "--limit", "5")
+    assert (status, err) == (0, "")
+    assert [json.loads(line) for line in out.splitlines()] == [as_array(e) for e in EVENTS[:5]]
+
+
+def test_dump_of_fluentd_entries_with_and_without_event_time(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out, _ = run(capsys, "dump", "--fluentd", str(FLUENTD))
+    assert status == 0
+    entries = [json.loads(line) for line in out.splitlines()]
+    assert entries == [[e["time"], e["record"]] for e in EXPECTED["fluentd"]]
+    status, out, _ = run(capsys, "dump", str(FLUENTD), "--limit", "1")
+    (time, record) = json.loads(out)
+    assert time["ext"] == 0
+    assert len(base64.b64decode(time["base64"])) == 8
+    assert record == EXPECTED["fluentd"][0]["record"]
+
+
+def test_dump_renders_every_kind_of_value(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    value = {
+        1: b"\x00\xff",
+        None: True,
+        2.5: "f",
+        (1, "a"): [],
+        "ts": msgpack.Timestamp(1730374586, 108998696),
+        "ext": msgpack.ExtType(7, b"ab"),
+        "floats": [math.nan, math.inf, -math.inf, 0.5],
+        "nested": {"list": [1, [2, {"k": "v"}]]},
+    }
+    path = tmp_path / "values.msgpack"
+    path.write_bytes(msgpack.packb(value, datetime=False))
+    status, out, _ = run(capsys, "dump", str(path))
+    assert status == 0
+    assert json.loads(out) == {
+        "1": "AP8=",
+        "null": True,
+        "2.5": "f",
+        '[1,"a"]': [],
+        "ts": "2024-10-31T11:36:26.108998696Z",
+        "ext": {"ext": 7, "base64": "YWI="},
+        "floats": [None, None, None, 0.5],
+        "nested": {"list": [1, [2, {"k": "v"}]]},
+    }
+    status, out, _ = run(capsys, "dump", "--allow-nan", str(path))
+    assert '"floats":[NaN,Infinity,-Infinity,0.5]' in out
+
+
+def test_dump_of_broken_data_writes_the_good_records_then_one_error_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    good = (MAP_FIXTURES[0]).read_bytes()
+    path = tmp_path / "cut.msgpack"
+    path.write_bytes(good + b"\x82\xa1a")
+    status, out, err = run(capsys, "dump", str(path))
+    assert status == 1
+    assert len(out.splitlines()) == len(EVENTS)
+    line = error_line(err)
+    assert f"record {len(EVENTS)} at byte {len(good)}: stream ends inside a record" in line
+
+
+# --- schema, then --type FILE:Record -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("form", ["dataclass", "struct"])
+@pytest.mark.parametrize("path", MAP_FIXTURES + ARRAY_FIXTURES, ids=lambda p: p.name)
+def test_schema_prints_a_type_that_reads_the_stream_back_checked(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, path: Path, form: str
+) -> None:
+    status, source, err = run(capsys, "schema", "--format", form, str(path))
+    assert (status, err) == (0, "")
+    module = tmp_path / "record.py"
+    module.write_text(source)
+    status, out, err = run(capsys, "read", "--type", f"{module}:Record", str(path))
+    assert (status, err) == (0, "")
+    assert out.startswith(f"Read {len(EVENTS)} records (")
+    # The same type, through dump: every value as the stream holds it (timestamps to the
+    # microsecond a datetime holds).
+    status, out, err = run(capsys, "dump", "--type", f"{module}:Record", str(path))
+    assert (status, err) == (0, "")
+    rows = [json.loads(line) for line in out.splitlines()]
+    if "map" in path.name:
+        assert [row["id"] for row in rows] == [e["id"] for e in EVENTS]
+        assert [row["inner"] for row in rows] == [e["inner"] for e in EVENTS]
+        assert [row["attrs"] for row in rows] == [e["attrs"] for e in EVENTS]
+        stamps = [row["timestamp"] for row in rows]
+    else:
+        assert [row["f0"] for row in rows] == [e["id"] for e in EVENTS]
+        assert [row["f10"] for row in rows] == [
+            {"f0": e["inner"]["name"], "f1": e["inner"]["level"]} for e in EVENTS
+        ]
+        stamps = [row["f3"] for row in rows]
+    assert [moment(s) for s in stamps] == [moment(e["timestamp"]) for e in EVENTS]
+
+
+def test_schema_of_maps_names_fields_by_key(capsys: pytest.CaptureFixture[str]) -> None:
+    status, source, _ = run(capsys, "schema", str(MAP_FIXTURES[0]))
+    assert status == 0
+    assert "@dataclass\nclass RecordInner:\n    name: str\n    level: int\n" in source
+    for line in (
+        "    timestamp: datetime.datetime",
+        "    value: float",
+        "    tags: list[str]",
+        "    attrs: dict[str, int]",
+        "    inner: RecordInner",
+        "    note: str | None",
+    ):
+        assert line + "\n" in source
+
+
+def test_schema_with_fluentd_reads_entries_as_timestamps(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    status, source, _ = run(capsys, "schema", "--fluentd", str(FLUENTD))
+    assert status == 0
+    assert "    f0: datetime.datetime\n    f1: RecordF1\n" in source
+    module = tmp_path / "entry.py"
+    module.write_text(source)
+    status, out, err = run(capsys, "dump", "--fluentd", "--type", f"{module}:Record", str(FLUENTD))
+    assert (status, err) == (0, "")
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [r["f1"] for r in rows] == [e["record"] for e in EXPECTED["fluentd"]]
+    assert [moment(r["f0"]) for r in rows] == [moment(e["time"]) for e in EXPECTED["fluentd"]]
+
+
+def test_schema_renames_keys_that_are_not_identifiers(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    records = [{"user-agent": "curl", "class": 1, "2xx": True, "@timestamp": "t"}] * 3
+    path = tmp_path / "keys.msgpack"
+    path.write_bytes(b"".join(msgpack.packb(r) for r in records))
+    for form in ("dataclass", "struct"):
+        status, source, _ = run(capsys, "schema", "--format", form, str(path))
+        assert status == 0
+        module = tmp_path / f"keys_{form}.py"
+        module.write_text(source)
+        status, out, err = run(capsys, "dump", "--type", f"{module}:Record", str(path))
+        assert (status, err) == (0, "")
+        assert [json.loads(line) for line in out.splitlines()] == [
+            {"user_agent": "curl", "class_": 1, "f_2xx": True, "timestamp": "t"}
+        ] * 3
+
+
+# --- convert: inferred columns ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", MAP_FIXTURES, ids=lambda p: p.name)
+def test_convert_infers_parquet_columns_with_exact_values(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, path: Path
+) -> None:
+    out_path = tmp_path / "events.parquet"
+    status, out, err = run(capsys, "convert", str(path), "--to", "parquet", "-o", str(out_path))
+    assert (status, err) == (0, "")
+    assert out == f"Wrote {len(EVENTS)} records to {out_path} (parquet)\n"
+    table = pq.read_table(out_path)
+    schema = table.schema
+    assert schema.field("timestamp").type == pa.timestamp("us", tz="UTC")
+    assert schema.field("inner").type == pa.struct(
+        [pa.field("name", pa.string(), nullable=False), pa.field("level", pa.int64(), False)]
+    )
+    assert schema.field("tags").type.value_type == pa.string()
+    assert pa.types.is_map(schema.field("attrs").type)
+    assert schema.field("note").nullable
+    rows = table.to_pylist()
+    for row, event in zip(rows, EVENTS, strict=True):
+        expected = {**event, "timestamp": moment(event["timestamp"])}
+        expected["attrs"] = list(event["attrs"].items())
+        row["attrs"] = [(k, v) for k, v in row["attrs"]]
+        assert row == expected
+
+
+@pytest.mark.parametrize("path", ARRAY_FIXTURES, ids=lambda p: p.name)
+def test_convert_infers_columns_of_arrays_by_position(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, path: Path
+) -> None:
+    out_path = tmp_path / "events.arrow"
+    status, _, err = run(capsys, "convert", str(path), "--to", "arrow", "-o", str(out_path))
+    assert (status, err) == (0, "")
+    with pa.ipc.open_file(str(out_path)) as reader:
+        table = reader.read_all()
+    assert table.schema.names == [f"f{i}" for i in range(len(EVENT_FIELDS))]
+    for row, event in zip(table.to_pylist(), EVENTS, strict=True):
+        values = as_array({**event, "timestamp": moment(event["timestamp"])})
+        values[EVENT_FIELDS.index("attrs")] = list(event["attrs"].items())
+        values[EVENT_FIELDS.index("inner")] = dict(zip(("f0", "f1"), values[10], strict=True))
+        row["f9"] = [(k, v) for k, v in row["f9"]]
+        assert list(row.values()) == values
+
+
+def test_convert_to_csv_writes_nested_values_as_json_text(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    status, out, err = run(capsys, "convert", str(MAP_FIXTURES[0]), "--to", "csv", "-o", "-")
+    assert (status, err) == (0, "")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [json.loads(r["inner"]) for r in rows] == [e["inner"] for e in EVENTS]
+    assert [json.loads(r["tags"]) for r in rows] == [e["tags"] for e in EVENTS]
+    assert [r["note"] or None for r in rows] == [e["note"] or None for e in EVENTS]
+
+
+def test_a_later_record_that_does_not_fit_names_its_column_and_suggests_a_type(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    records = [{"a": i, "b": "x"} for i in range(1500)] + [{"a": "oops", "b": "y"}]
+    data = [msgpack.packb(r) for r in records]
+    path = tmp_path / "late.msgpack"
+    path.write_bytes(b"".join(data))
+    out_path = tmp_path / "late.parquet"
+    status, _, err = run(capsys, "convert", str(path), "--to", "parquet", "-o", str(out_path))
+    assert status == 1
+    offset = sum(map(len, data[:1500]))
+    assert error_line(err) == (
+        f"error: {path}: record 1500 at byte {offset}: field `a` expected int, got str 'oops'; "
+        "the columns were inferred from the first 1000 records: give a record type with --type "
+        "(msgpack-reader schema SOURCE prints one to edit)"
+    )
+    assert not out_path.exists()
+    # Inferred from every record, the column holds both: no type fits, and that is said.
+    status, _, err = run(
+        capsys, "convert", str(path), "--to", "parquet", "-o", str(out_path), "--infer-from", "2000"
+    )
+    assert status == 1
+    assert error_line(err) == (
+        f"error: {path}: cannot infer columns for parquet: parquet needs one type per column, "
+        "and in the first 1501 records a (int, str) hold values of types that do not mix; give a "
+        "record type with --type (msgpack-reader schema SOURCE prints one to edit)"
+    )
+    # CSV holds such a column: each value as it is.
+    status, out, err = run(
+        capsys, "convert", str(path), "--to", "csv", "-o", "-", "--infer-from", "2000"
+    )
+    assert (status, err) == (0, "")
+    assert out.splitlines()[-1] == "oops,y"
+
+
+def test_convert_infers_from_stdin_and_reads_it_whole(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    records = [{"n": i, "s": str(i)} for i in range(3000)]
+    stream = io.BufferedReader(io.BytesIO(b"".join(msgpack.packb(r) for r in records)))
+    monkeypatch.setattr(sys, "stdin", types.SimpleNamespace(buffer=stream))
+    out_path = tmp_path / "stdin.parquet"
+    status, _, err = run(capsys, "convert", "-", "--to", "parquet", "-o", str(out_path))
+    assert (status, err) == (0, "")
+    assert pq.read_table(out_path).to_pylist() == records
+
+
+def test_convert_of_records_that_are_not_maps_or_arrays_is_one_error_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "ints.msgpack"
+    path.write_bytes(msgpack.packb(1) + msgpack.packb([1]))
+    status, _, err = run(capsys, "convert", str(path), "--to", "csv", "-o", "-")
+    assert status == 1
+    assert error_line(err).startswith(f"error: {path}: cannot infer columns for csv: records ")
+    status, _, err = run(capsys, "schema", str(path))
+    assert status == 1
+    assert error_line(err).startswith(f"error: {path}: cannot infer a record type: ")
+
+
+# --- read --type -------------------------------------------------------------------------------
+
+
+def test_read_any_reports_records_bytes_and_rate(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run(capsys, "read", "--type", "any", str(FLUENTD))
+    assert (status, err) == (0, "")
+    size = FLUENTD.stat().st_size
+    assert out.startswith(f"Read {len(EXPECTED['fluentd'])} records ({size:,} bytes) in ")
+    assert "records/s" in out
+    status, out, _ = run(capsys, "read", "--type", "any", "--json", str(FLUENTD))
+    summary = json.loads(out)
+    assert summary["records"] == len(EXPECTED["fluentd"])
+    assert summary["bytes"] == size
+    assert summary["sum_of_ids"] is None
+
+
+def test_read_of_maps_that_are_not_items_suggests_what_to_do(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, _, err = run(capsys, "read", str(MAP_FIXTURES[0]))
+    assert status == 1
+    assert error_line(err).endswith(
+        "; if the stream does not hold Items, look at it with --type any, or get a record type "
+        "for it from: msgpack-reader schema SOURCE"
+    )
+
+
+def test_type_from_an_importable_module(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "fluentd_records.py").write_text(
+        "import datetime\nfrom typing import NamedTuple\n\n\n"
+        "class Body(NamedTuple):\n    message: str\n    level: str\n    count: int\n\n\n"
+        "class Entry(NamedTuple):\n    time: datetime.datetime\n    record: Body\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    status, out, err = run(
+        capsys, "dump", "--fluentd", "--type", "fluentd_records:Entry", str(FLUENTD)
+    )
+    assert (status, err) == (0, "")
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [r["record"] for r in rows] == [list(e["record"].values()) for e in EXPECTED["fluentd"]]
+
+
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [
+        ("nothing", "expected item, any or MODULE:CLASS"),
+        ("no_such_module_here:X", "no module named 'no_such_module_here'"),
+        ("missing.py:Record", "no such file: missing.py"),
+        ("{py}:Nope", "has no Nope; it defines Odd, Record"),
+        ("{py}:helper", "helper is not a record type"),
+        ("{broken}:Record", "failed: ZeroDivisionError: division by zero"),
+        ("{py}:Odd", "field `x` of Odd: Odd holds itself: a recursive record type"),
+    ],
+)
+def test_a_bad_type_is_one_usage_error_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str, says: str
+) -> None:
+    py = tmp_path / "good.py"
+    py.write_text(
+        "from dataclasses import dataclass\n\n\n@dataclass\nclass Record:\n    x: int\n\n\n"
+        "def helper() -> None:\n    pass\n\n\n@dataclass\nclass Odd:\n    x: 'Odd | None'\n"
+    )
+    broken = tmp_path / "broken.py"
+    broken.write_text("1 / 0\n")
+    name = name.format(py=py, broken=broken)
+    for command in (["read"], ["dump"], ["convert", "--to", "csv", "-o", "-"]):
+        status, out, err = run(capsys, *command, "--type", name, str(FLUENTD))
+        assert status == 2
+        assert out == ""
+        line = error_line(err)
+        assert line.startswith(f"error: --type {name}: ")
+        assert says in line
