@@ -34,7 +34,7 @@ from .infer import DEFAULT_SAMPLE, InferenceError
 from .model import Item
 from .record_types import TypeNotFound, record_type_named
 from .streaming_reader import DEFAULT_MAX_RECORD_SIZE, Source, SourceReader, StreamingReader
-from .values import ValueReader, event_time
+from .values import ValueReader
 
 __all__ = ["main"]
 
@@ -56,13 +56,13 @@ class _Parser(argparse.ArgumentParser):
 class _Failure(Exception):
     """A failure already phrased for the user: ``error: <source>: <message>``."""
 
-    status = 1  # EXIT_DATA_ERROR
+    status = EXIT_DATA_ERROR
 
 
 class _UsageFailure(_Failure):
     """A bad argument found after parsing (a ``--type`` that names no record type)."""
 
-    status = 2  # EXIT_USAGE
+    status = EXIT_USAGE
 
 
 def _positive_int(text: str) -> int:
@@ -389,9 +389,18 @@ class _Typing:
         """The typed readers' ``ext_hook``."""
         return fluentd_event_time if self.fluentd else None
 
+    def hint(self, exc: ReaderError) -> str:
+        """What to try when records are not Items: most streams are not."""
+        if isinstance(exc, RecordError) and self.record_type is Item:
+            return (
+                "; if the stream does not hold Items, look at it with --type any, or get a "
+                "record type for it from: msgpack-reader schema SOURCE"
+            )
+        return ""
+
     def reader(self, target: Source, **options: Any) -> SourceReader[Any]:
         if self.record_type is None:
-            return ValueReader(target, ext_hook=event_time if self.fluentd else None, **options)
+            return ValueReader(target, ext_hook=self.ext_hook, **options)
         return StreamingReader(target, self.record_type, ext_hook=self.ext_hook, **options)
 
 
@@ -410,29 +419,26 @@ def _typing(args: argparse.Namespace) -> _Typing:
 
 
 @contextmanager
-def _reading(
-    name: str, target: Source, typing: _Typing = ITEM, **options: Any
-) -> Iterator[SourceReader[Any]]:
-    """Read ``target`` (shown as ``name``); phrase any failure for the user."""
+def _phrased(name: str, hint: Callable[[ReaderError], str] = lambda _: "") -> Iterator[None]:
+    """Bad data and I/O errors while reading ``name`` as one line for the user; ``hint``
+    says what to try for a data error."""
     try:
-        with typing.reader(target, **options) as reader:
-            yield reader
+        yield
     except ReaderError as exc:
-        raise _data_error(name, exc, _hint(exc, typing)) from exc
+        raise _data_error(name, exc, hint(exc)) from exc
     except BrokenPipeError:
         raise
     except OSError as exc:
         raise _io_error(name, exc) from exc
 
 
-def _hint(exc: ReaderError, typing: _Typing) -> str:
-    """What to try when records are not Items: most streams are not."""
-    if isinstance(exc, RecordError) and typing.record_type is Item:
-        return (
-            "; if the stream does not hold Items, look at it with --type any, or get a record "
-            "type for it from: msgpack-reader schema SOURCE"
-        )
-    return ""
+@contextmanager
+def _reading(
+    name: str, target: Source, typing: _Typing = ITEM, **options: Any
+) -> Iterator[SourceReader[Any]]:
+    """Read ``target`` (shown as ``name``); phrase any failure for the user."""
+    with _phrased(name, typing.hint), typing.reader(target, **options) as reader:
+        yield reader
 
 
 class _Skips:
@@ -582,15 +588,24 @@ def _convert(args: argparse.Namespace, to: Format, output: str, limit: int | Non
     sizes = [_size(target) for _, target in sources]
     total = None if None in sizes else sum(size or 0 for size in sizes)
     to_stdout = output == STDIO
-    inferring = typing.record_type is None and to != "jsonl"
     if typing.record_type is not None and to in ("parquet", "arrow"):
-        _check_columns(typing, to)
+        _check_columns(typing.name, typing.record_type, to)
+
+    def hint(exc: ReaderError) -> str:
+        if typing.record_type is None and to != "jsonl" and isinstance(exc, RecordError):
+            inferred = f"the columns were inferred from the first {args.infer_from} records"
+            return f"; {inferred}: {_GIVE_A_TYPE}"
+        return typing.hint(exc)
+
     mode: Mode = getattr(args, "progress", "never")
     with _progress(mode, label, total, unit="bytes") as progress:
         try:
             with (
-                contextlib.nullcontext(sys.stdout.buffer) if to_stdout else replacing(output)
-            ) as out:
+                _phrased(label, hint),
+                contextlib.nullcontext(sys.stdout.buffer)
+                if to_stdout
+                else replacing(output) as out,
+            ):
                 result = convert(
                     [target for _, target in sources],
                     out,
@@ -616,31 +631,19 @@ def _convert(args: argparse.Namespace, to: Format, output: str, limit: int | Non
             raise _Failure(
                 f"{label}: cannot infer columns for {to}: {exc}; {_GIVE_A_TYPE}"
             ) from exc
-        except ReaderError as exc:
-            hint = _hint(exc, typing)
-            if inferring and isinstance(exc, RecordError):
-                hint = (
-                    f"; the columns were inferred from the first {args.infer_from} records: "
-                    f"{_GIVE_A_TYPE}"
-                )
-            raise _data_error(label, exc, hint) from exc
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            raise _io_error(label, exc) from exc
     return result.records
 
 
-def _check_columns(typing: _Typing, to: Format) -> None:
+def _check_columns(name: str, record_type: type[Any], to: Format) -> None:
     """Refuse a record type with fields Arrow has no column type for, as a usage error."""
     try:
         from .arrow import arrow_schema
 
-        arrow_schema(typing.record_type or Item)
+        arrow_schema(record_type)
     except MissingExtraError as exc:
         raise _Failure(f"--to {to}: {exc}") from exc
     except TypeError as exc:
-        raise _UsageFailure(f"--type {typing.name}: {exc}") from None
+        raise _UsageFailure(f"--type {name}: {exc}") from None
 
 
 _GIVE_A_TYPE = "give a record type with --type (msgpack-reader schema SOURCE prints one to edit)"
@@ -651,20 +654,15 @@ def _run_schema(args: argparse.Namespace) -> int:
     names = [name for name, _ in sources]
     label = names[0] if len(sources) == 1 else ", ".join(names)
     try:
-        _, schema = infer_sources(
-            [target for _, target in sources],
-            args.infer_from,
-            ext_hook=fluentd_event_time if args.fluentd else None,
-            max_record_size=args.max_record_size,
-        )
+        with _phrased(label):
+            _, schema = infer_sources(
+                [target for _, target in sources],
+                args.infer_from,
+                ext_hook=fluentd_event_time if args.fluentd else None,
+                max_record_size=args.max_record_size,
+            )
     except InferenceError as exc:
         raise _Failure(f"{label}: cannot infer a record type: {exc}") from exc
-    except ReaderError as exc:
-        raise _data_error(label, exc) from exc
-    except BrokenPipeError:
-        raise
-    except OSError as exc:
-        raise _io_error(label, exc) from exc
     note = f" from the first {schema.records} records of {label}"
     if args.fluentd:
         note += " (read it with --fluentd)"

@@ -22,7 +22,6 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 from .decoder import KEPT_ERRORS, Batches, Plan
 from .engine import ExtHook
 from .errors import RecordError
-from .ext import fluentd_event_time
 from .infer import DEFAULT_SAMPLE, InferenceError, Schema, infer
 from .model import Item
 from .schema import RecordSchema, members
@@ -34,7 +33,7 @@ from .streaming_reader import (
     SourceReader,
     check_on_error,
 )
-from .values import JsonLines, ValueReader, event_time, text_cell
+from .values import JsonLines, ValueReader, text_cell
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -196,12 +195,9 @@ class _Options:
 
     def values(self, source: Source, *, batches: bool) -> ValueReader:
         """An untyped reader of ``source``."""
-        hook: Any = self.ext_hook
-        if hook is fluentd_event_time:
-            hook = event_time  # the same EventTime, to the nanosecond
         return ValueReader(
             source,
-            ext_hook=hook,
+            ext_hook=self.ext_hook,
             batches=batches,
             max_record_size=self.max_record_size,
             on_error=self.on_error,
@@ -225,58 +221,46 @@ def infer_sources(
     seen: list[Any] = []
     again: list[Source] = []
     for source in sources:
-        if len(seen) >= sample or isinstance(
-            source, (str, os.PathLike, bytes, bytearray, memoryview)
-        ):
-            replay = source
-        else:
-            source = replay = _Recording(source)
-        if len(seen) < sample:
-            with options.values(source, batches=False) as values:
-                seen.extend(itertools.islice(values, sample - len(seen)))
-        again.append(replay.replay() if isinstance(replay, _Recording) else replay)
+        if len(seen) >= sample:
+            again.append(source)
+            continue
+        reopened = isinstance(source, (str, os.PathLike, bytes, bytearray, memoryview))
+        sampled = source if reopened else _Kept(source)
+        with options.values(sampled, batches=False) as values:
+            seen.extend(itertools.islice(values, sample - len(seen)))
+        again.append(sampled.rewind() if isinstance(sampled, _Kept) else sampled)
     try:
         return again, infer(seen)
     except InferenceError as exc:
         raise InferenceError(f"{exc} (in the first {len(seen)} records)") from None
 
 
-class _Recording:
-    """A stream read once to sample its records, keeping what it gave for the second read."""
+class _Kept:
+    """A stream read twice: first to sample its records, keeping what it gives; then, after
+    :meth:`rewind`, the bytes kept followed by the rest of the stream."""
 
     def __init__(self, stream: Any) -> None:
         self._stream = stream
+        self._read = getattr(stream, "read1", None) or stream.read
         self._kept = bytearray()
-        self._read = getattr(stream, "read1", None) or stream.read
+        self._again: io.BytesIO | None = None
 
-    def __getattr__(self, name: str) -> Any:
-        if name == "name":  # errors name the stream as the reader would
-            return self._stream.name
-        raise AttributeError(name)
+    @property
+    def name(self) -> Any:
+        """The stream's name, so that errors name it as the reader would."""
+        return self._stream.name
 
     def read(self, size: int = -1) -> bytes:
-        data = self._read(size)
+        if self._again is not None:
+            return self._again.read1(size) or bytes(self._read(size))
+        data = bytes(self._read(size))
         self._kept += data
-        return bytes(data)
+        return data
 
-    def replay(self) -> Any:
-        """The stream from its start: the bytes kept, then the rest."""
-        return _Replay(bytes(self._kept), self._stream)
-
-
-class _Replay:
-    def __init__(self, kept: bytes, stream: Any) -> None:
-        self._kept = io.BytesIO(kept)
-        self._stream = stream
-        self._read = getattr(stream, "read1", None) or stream.read
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "name":
-            return self._stream.name
-        raise AttributeError(name)
-
-    def read(self, size: int = -1) -> bytes:
-        return self._kept.read1(size) or bytes(self._read(size))
+    def rewind(self) -> _Kept:
+        self._again = io.BytesIO(bytes(self._kept))
+        self._kept = bytearray()
+        return self
 
 
 @dataclasses.dataclass(frozen=True)

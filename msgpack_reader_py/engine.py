@@ -54,8 +54,10 @@ __all__ = [
     "KEY_METADATA",
     "ExtHook",
     "FieldSpec",
+    "HookFailure",
     "RecordDecoder",
     "RecordFailure",
+    "guarded_hook",
     "invalid_utf8",
     "plain_values",
     "record_decoder",
@@ -104,7 +106,7 @@ class RecordFailure(Exception):
         return RecordFailure(self.bare, decodable=self.decodable, field=field)
 
 
-class _HookFailure(Exception):
+class HookFailure(Exception):
     """What an ``ext_hook`` raised, wrapped so that it is told apart from a bug of ours."""
 
     def __init__(self, reason: str) -> None:
@@ -112,13 +114,16 @@ class _HookFailure(Exception):
         self.reason = reason
 
 
-def _guarded(hook: ExtHook) -> ExtHook:
+def guarded_hook(hook: ExtHook) -> ExtHook:
+    """``hook``, raising :class:`HookFailure` (naming the hook and the extension type) for
+    whatever it raises."""
+
     def guarded(code: int, data: memoryview) -> Any:
         try:
             return hook(code, data)
         except Exception as exc:
             name = getattr(hook, "__qualname__", "ext_hook")
-            raise _HookFailure(
+            raise HookFailure(
                 f"{name} refused extension type {code}: {type(exc).__name__}: {exc}"
             ) from exc
 
@@ -534,7 +539,7 @@ class RecordDecoder:
         values: bool = False,
     ) -> None:
         self.record_type = record_type
-        hook = None if ext_hook is None else _guarded(ext_hook)
+        hook = None if ext_hook is None else guarded_hook(ext_hook)
         self._plain = msgspec.msgpack.Decoder().decode  # for error messages: no hook to fail
         self._finish: Callable[[list[Any]], list[Any]]
         self._made: list[int] | None = None
@@ -610,7 +615,7 @@ class RecordDecoder:
             return self._finish([self._one(data)])[0]
         except RecordFailure:
             raise
-        except _HookFailure as exc:
+        except HookFailure as exc:
             raise RecordFailure(exc.reason) from exc.__cause__
         except (msgspec.MsgspecError, ValueError, TypeError, RecursionError) as exc:
             broken = _undecodable(self._plain, data)
@@ -677,7 +682,7 @@ _FAILURES = (
     TypeError,
     RecursionError,
     RecordFailure,
-    _HookFailure,
+    HookFailure,
 )
 
 

@@ -169,13 +169,17 @@ class Schema:
         module's docstring."""
         header = f'"""Record types inferred by msgpack-reader{note}."""\n\n'
         classes = [_class_source(cls, form) for cls in self._classes]
-        body = "\n".join(classes)
+        fields = [f for cls in self._classes for f in cls.fields]
         # Only what the classes use: the file passes a linter as it is.
-        imports = ["import datetime"] if "datetime.datetime" in body else []
+        imports = []
+        if any("datetime.datetime" in f.annotation for f in fields):
+            imports.append("import datetime")
         if form == "dataclass":
-            used = "dataclass, field" if " = field(" in body else "dataclass"
-            imports.append(f"from dataclasses import {used}")
-        if ": Any" in body or "[Any" in body or "Any]" in body:
+            renamed = any(f.key != f.name for f in fields)
+            imports.append(
+                f"from dataclasses import {'dataclass, field' if renamed else 'dataclass'}"
+            )
+        if any(re.search(r"\bAny\b", f.annotation) for f in fields):
             imports.append("from typing import Any")
         if form == "struct":
             imports.append("\nimport msgspec")
@@ -244,15 +248,17 @@ def infer(records: Iterable[Any]) -> Schema:
     return Schema(builder.classes, count, builder.mixed)
 
 
+_KIND_NAMES = {
+    "null": "None",
+    "array": "arrays",
+    "map": "maps",
+    "dict": "maps",
+    "other": "extensions",
+}
+
+
 def _kind_names(kinds: set[str]) -> list[str]:
-    names = {
-        "null": "None",
-        "array": "arrays",
-        "map": "maps",
-        "dict": "maps",
-        "other": "extensions",
-    }
-    return [names.get(k, k) for k in kinds]
+    return [_KIND_NAMES.get(k, k) for k in kinds]
 
 
 class _Builder:
@@ -285,11 +291,7 @@ class _Builder:
         return name
 
     def _class_name(self, name: str) -> str:
-        unique, number = name, 2
-        while unique in self.names:
-            unique, number = f"{name}{number}", number + 1
-        self.names.add(unique)
-        return unique
+        return _unique(name, self.names, "")
 
     def _at(self, field: str, name: str, seen: _Seen) -> str:
         self._path.append(field)
@@ -376,9 +378,14 @@ def _identifier(key: str, used: set[str]) -> str:
         name = "f_" + name
     if keyword.iskeyword(name) or keyword.issoftkeyword(name) or name in _RESERVED:
         name += "_"
+    return _unique(name, used, "_")
+
+
+def _unique(name: str, used: set[str], joiner: str) -> str:
+    """``name``, or ``name`` + joiner + 2, 3, ... if taken; now in ``used``."""
     unique, number = name, 2
     while unique in used:
-        unique, number = f"{name}_{number}", number + 1
+        unique, number = f"{name}{joiner}{number}", number + 1
     used.add(unique)
     return unique
 

@@ -37,20 +37,16 @@ def record_type_named(name: str) -> type[Any] | None:
     for part in class_name.split("."):
         found = getattr(found, part, None)
         if found is None:
-            defined = sorted(n for n, v in vars(module).items() if _is_record_type(v))
+            defined = sorted(n for n, v in vars(module).items() if record_kind(v) is not None)
             offer = f"; it defines {', '.join(defined)}" if defined else ""
             raise TypeNotFound(f"{module_name} has no {class_name}{offer}")
-    if not _is_record_type(found):
+    if record_kind(found) is None:
         raise TypeNotFound(
             f"{class_name} is not a record type (a dataclass, NamedTuple, msgspec.Struct or "
             f"tuple[...] type), it is {found!r}"
         )
     record_type: type[Any] = found
     return record_type
-
-
-def _is_record_type(value: Any) -> bool:
-    return record_kind(value) is not None
 
 
 def _module(name: str) -> Any:

@@ -16,7 +16,7 @@ from typing import Any
 from .engine import FieldSpec, record_fields, record_kind
 from .errors import type_name
 
-__all__ = ["RecordSchema", "annotation_text", "is_scalar", "members", "mentions"]
+__all__ = ["RecordSchema", "annotation_text", "is_scalar", "members"]
 
 _SCALARS: frozenset[Any] = frozenset({int, float, str, bytes, bool, type(None)})
 
@@ -45,26 +45,6 @@ def is_scalar(annotation: Any) -> bool:
     return inner in _SCALARS
 
 
-def mentions(annotation: Any, wanted: type) -> bool:
-    """Whether ``wanted`` appears anywhere in ``annotation`` (members, elements, nested
-    records' fields)."""
-    return _mentions(annotation, wanted, set())
-
-
-def _mentions(annotation: Any, wanted: type, seen: set[int]) -> bool:
-    if annotation is wanted:
-        return True
-    if id(annotation) in seen:
-        return False
-    seen.add(id(annotation))
-    try:
-        fields = record_fields(annotation)
-    except TypeError:
-        fields = []
-    nested = [f.annotation for f in fields] or list(typing.get_args(annotation))
-    return any(_mentions(a, wanted, seen) for a in nested if a is not Ellipsis)
-
-
 class RecordSchema:
     """The fields of a record type, in wire order; built once per reader or writer.
 
@@ -90,7 +70,3 @@ class RecordSchema:
     def text_fields(self) -> list[int]:
         """The positions of the fields that hold ``str`` (or ``str | None``)."""
         return [p for p, a in enumerate(self.annotations) if members(a)[0] is str]
-
-    def holds_bytes(self) -> bool:
-        """Whether any field, at any depth, may hold ``bytes``."""
-        return any(mentions(a, bytes) for a in self.annotations)

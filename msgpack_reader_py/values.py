@@ -28,7 +28,7 @@ from __future__ import annotations
 import base64
 import datetime
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import IO, Any
 
 import msgpack
@@ -36,8 +36,15 @@ import msgspec
 from msgspec.msgpack import Ext
 
 from .decoder import Batches, Plan
-from .engine import INVALID_TIMESTAMP, RecordFailure, invalid_utf8
-from .ext import EVENT_TIME_CODE, event_time_parts
+from .engine import (
+    INVALID_TIMESTAMP,
+    ExtHook,
+    HookFailure,
+    RecordFailure,
+    guarded_hook,
+    invalid_utf8,
+)
+from .ext import EVENT_TIME_CODE, event_time_parts, fluentd_event_time
 from .streaming_reader import (
     DEFAULT_MAX_RECORD_SIZE,
     DEFAULT_READ_SIZE,
@@ -71,26 +78,26 @@ def rfc3339(timestamp: msgpack.Timestamp) -> str | None:
     return f"{moment:%Y-%m-%dT%H:%M:%S}.{nanoseconds:09d}Z"
 
 
-def event_time(code: int, data: bytes) -> Any:
+def event_time(code: int, data: memoryview | bytes) -> Any:
     """An ``ext_hook`` for untyped values: Fluentd's EventTime (ext 0: big-endian uint32
     seconds, uint32 nanoseconds) as a ``msgpack.Timestamp``, exact; other codes as
     ``msgspec.msgpack.Ext``. A malformed EventTime raises ``ValueError``."""
     if code != EVENT_TIME_CODE:
-        return Ext(code, data)
+        return Ext(code, bytes(data))
     return msgpack.Timestamp(*event_time_parts(data))
-
-
-class _HookError(Exception):
-    """What the ``ext_hook`` raised, told apart from a value msgpack cannot decode."""
 
 
 class ValueDecoder:
     """The decoder of a plan with no record type: each record as msgpack decodes it (see the
     module's docstring). ``ext_hook(code, data)`` turns extensions other than the timestamp
-    into values; an exception it raises makes the record a ``RecordError``."""
+    into values; an exception it raises makes the record a ``RecordError``.
+    :func:`~msgpack_reader_py.ext.fluentd_event_time`, the typed readers' hook, is read as
+    :func:`event_time`: the same EventTime, to the nanosecond."""
 
-    def __init__(self, ext_hook: Callable[[int, bytes], Any] | None = None) -> None:
-        hook = Ext if ext_hook is None else _guarded(ext_hook)
+    def __init__(self, ext_hook: ExtHook | None = None) -> None:
+        if ext_hook is fluentd_event_time:
+            ext_hook = event_time
+        hook = Ext if ext_hook is None else guarded_hook(ext_hook)
         self._options: dict[str, Any] = {
             "timestamp": 0,
             "strict_map_key": False,
@@ -102,7 +109,7 @@ class ValueDecoder:
         of them cannot be decoded, without saying which."""
         try:
             values: list[Any] = msgpack.unpackb(data, **self._options)
-        except (*_DECODE_FAILURES, _HookError) as exc:
+        except (*_DECODE_FAILURES, HookFailure) as exc:
             raise RecordFailure(str(exc)) from exc
         return values
 
@@ -110,8 +117,8 @@ class ValueDecoder:
         """One record; ``RecordFailure`` saying why it cannot be decoded."""
         try:
             return msgpack.unpackb(data, **self._options)
-        except _HookError as exc:
-            raise RecordFailure(str(exc)) from exc.__cause__
+        except HookFailure as exc:
+            raise RecordFailure(exc.reason) from exc.__cause__
         except TypeError as exc:
             if "unhashable" not in str(exc):
                 raise _undecodable(exc) from exc
@@ -132,18 +139,6 @@ def _undecodable(exc: Exception) -> RecordFailure:
     return RecordFailure(reason, decodable=False)
 
 
-def _guarded(hook: Callable[[int, bytes], Any]) -> Callable[[int, bytes], Any]:
-    def guarded(code: int, data: bytes) -> Any:
-        try:
-            return hook(code, data)
-        except Exception as exc:
-            name = getattr(hook, "__qualname__", "ext_hook")
-            reason = f"{name} refused extension type {code}: {type(exc).__name__}: {exc}"
-            raise _HookError(reason) from exc
-
-    return guarded
-
-
 def _ext(code: int, data: bytes) -> dict[str, Any]:
     return {"ext": code, "base64": base64.b64encode(data).decode("ascii")}
 
@@ -155,8 +150,6 @@ def _encode_hook(value: Any) -> Any:
         return _ext(-1, value.to_bytes()) if text is None else text
     if isinstance(value, Ext):
         return _ext(value.code, bytes(value.data))
-    if isinstance(value, memoryview):
-        return bytes(value)
     raise NotImplementedError(f"no JSON for {type(value).__name__}")
 
 
@@ -185,7 +178,7 @@ def _key(key: Any) -> str:
     plain = _jsonable(key)
     if isinstance(plain, str):
         return plain
-    return json.dumps(plain, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
+    return _dumps(plain)
 
 
 def json_text(value: Any, *, allow_nan: bool = False) -> str:
@@ -243,7 +236,7 @@ class ValueReader(SourceReader[Any]):
         self,
         source: Source,
         *,
-        ext_hook: Callable[[int, bytes], Any] | None = None,
+        ext_hook: ExtHook | None = None,
         batches: bool = False,
         max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
         read_size: int = DEFAULT_READ_SIZE,
@@ -267,4 +260,4 @@ def text_cell(value: Any) -> Any:
     if value is None or isinstance(value, (str, int, float)):
         return value
     text = json_text(value)
-    return json.loads(text) if text.startswith('"') else text
+    return msgspec.json.decode(text) if text.startswith('"') else text
