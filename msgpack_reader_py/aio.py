@@ -11,6 +11,7 @@ code as :class:`~msgpack_reader_py.StreamingReader`'s; only the awaiting is here
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from types import TracebackType
@@ -244,9 +245,15 @@ class AsyncStreamingReader(ReaderBase[T]):
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the reader (:meth:`close`) and finish its record iterator."""
+        """Close the reader (:meth:`close`) and finish its record iterator. From another task
+        than the one iterating, the iterating task ends when it next gets past its wait:
+        within a pause (a quarter of a second at most) for a followed file, or when the source
+        gives bytes or ends (to stop a task waiting on a quiet connection, cancel it)."""
         self.close()
-        await self._records.aclose()
+        # Being iterated by a task waiting inside it, it cannot be finished here: that task
+        # ends it.
+        with contextlib.suppress(RuntimeError):
+            await self._records.aclose()
 
     def __repr__(self) -> str:
         return describe_reader(self, self.mapper)

@@ -543,6 +543,31 @@ def test_an_async_follower_ends_on_close_from_another_thread(tmp_path: Path) -> 
     assert not is_open(path)
 
 
+def test_aclose_from_another_task_ends_the_iterating_one(tmp_path: Path) -> None:
+    """A supervisor closes a follower that a consumer task is iterating: the consumer's loop
+    ends after its pause, with every record it was given."""
+    path = tmp_path / "live.msgpack"
+    path.write_bytes(DATA)
+
+    async def main() -> list[Item]:
+        reader = AsyncStreamingReader(path, follow=True)
+        got: list[Item] = []
+
+        async def consume() -> None:
+            async for item in reader:
+                got.append(item)  # noqa: PERF401 - one by one: seen by the supervisor
+
+        task = asyncio.ensure_future(consume())
+        while len(got) < len(ITEMS):
+            await asyncio.sleep(0.005)
+        await reader.aclose()
+        await asyncio.wait_for(task, 5)
+        return got
+
+    assert run(main()) == ITEMS
+    assert not is_open(path)
+
+
 _SLOW_CONSUMER = """
 import asyncio, resource, sys
 from dataclasses import dataclass
