@@ -336,11 +336,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             sources = getattr(args, "sources", [])
             if sources.count(STDIO) > 1:
                 parser.error("stdin (-) can be read only once")
-            if getattr(args, "follow", False) and (len(sources) != 1 or STDIO in sources):
-                parser.error(
-                    "--follow follows one file: give one SOURCE, a path (stdin needs no "
-                    "--follow: it is read until it ends)"
-                )
+            if getattr(args, "follow", False):
+                _check_followed(parser, sources)
             run: Callable[[argparse.Namespace], int] = args.run
             return run(args)
         except _Failure as exc:
@@ -350,6 +347,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_BROKEN_PIPE
         except KeyboardInterrupt:
             return _interrupted()
+
+
+def _check_followed(parser: argparse.ArgumentParser, sources: Sequence[str]) -> None:
+    if len(sources) != 1 or STDIO in sources:
+        parser.error(
+            "--follow follows one file: give one SOURCE, a path (stdin needs no --follow: it "
+            "is read until it ends)"
+        )
+    if os.path.exists(sources[0]) and not os.path.isfile(sources[0]):
+        parser.error(
+            f"--follow follows a regular file, and {sources[0]} is not one (a pipe is read "
+            "until its writer closes it, without --follow)"
+        )
 
 
 def _interrupted() -> int:

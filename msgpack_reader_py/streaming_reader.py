@@ -14,6 +14,7 @@ import io
 import itertools
 import lzma
 import os
+import stat
 import typing
 from collections.abc import Callable, Generator, Iterator
 from types import TracebackType
@@ -98,6 +99,12 @@ class _Chunks:
             self._stream = open(source, "rb")  # noqa: SIM115 - closed by close()
             self.owned = True
             self.name = self.source = os.fsdecode(source)
+            if follow is not None and not stat.S_ISREG(os.fstat(self._stream.fileno()).st_mode):
+                self._stream.close()
+                raise ValueError(
+                    f"follow=True follows a regular file, and {self.name} is not one (a pipe "
+                    "is read until its writer closes it, without following)"
+                )
         elif isinstance(source, io.TextIOBase):
             raise TypeError(
                 f"{source!r} is a text stream; open it in binary mode ('rb') or pass .buffer"

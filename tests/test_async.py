@@ -244,6 +244,8 @@ def test_options_are_checked_at_construction() -> None:
         AsyncStreamingReader(DATA, mapper=3)  # type: ignore[call-overload]
     with pytest.raises(TypeError, match="follows a file by its path"):
         AsyncStreamingReader(io.BytesIO(DATA), follow=True)
+    with pytest.raises(ValueError, match="follows a regular file, and /dev/null is not one"):
+        AsyncStreamingReader("/dev/null", follow=True)
 
 
 def test_a_compressed_stream_fails_at_its_first_record_naming_its_compression() -> None:
