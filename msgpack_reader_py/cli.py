@@ -366,10 +366,8 @@ def _interrupted() -> int:
     """Ctrl-C: what was written is flushed, and the exit is quiet."""
     try:
         sys.stdout.flush()
-    except (BrokenPipeError, ValueError):
-        _silence_stdout()
-    except OSError:
-        pass  # the user asked to stop: a failing flush is not worth a traceback
+    except (OSError, ValueError):
+        _silence_stdout()  # a closed or broken stdout: the user asked to stop, quietly
     return EXIT_INTERRUPTED
 
 

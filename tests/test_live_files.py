@@ -244,6 +244,45 @@ def test_an_idle_follower_does_not_spin(tmp_path: Path, monkeypatch: pytest.Monk
     assert used < 0.1, f"{used:.3f} s of CPU in 0.5 s of waiting"
 
 
+def test_a_file_truncated_then_renamed_away_is_read_again_through_its_open_handle(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """No file at the path to reopen: the file still open is the one read from its start."""
+    path = tmp_path / "live.msgpack"
+    path.write_bytes(DATA)
+    follower = Follower(path)
+    follower.wait_for(len(ITEMS))
+    with path.open("r+b") as log:
+        log.truncate(0)
+    moved = tmp_path / "live.msgpack.1"
+    os.rename(path, moved)
+    time.sleep(0.05)
+    append(moved, pack_items(ITEMS[:2]))
+    follower.wait_for(len(ITEMS) + 2)
+    follower.stop()
+    assert follower.records == ITEMS + ITEMS[:2]
+    assert "was truncated (to 0 bytes" in caplog.records[0].getMessage()
+    assert not is_open(moved)
+
+
+def test_ctrl_c_with_a_broken_stdout_still_exits_130_quietly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Broken:
+        def flush(self) -> None:
+            raise BrokenPipeError
+
+        def fileno(self) -> int:
+            raise ValueError("no descriptor")
+
+    def interrupted(_: Any) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sys, "stdout", Broken())
+    monkeypatch.setattr("msgpack_reader_py.cli._run_read", interrupted)
+    assert main(["read", "x.msgpack"]) == 130
+
+
 def test_what_cannot_be_followed_is_refused(tmp_path: Path) -> None:
     with pytest.raises(TypeError, match="follows a file by its path"):
         StreamingReader(DATA, follow=True)
