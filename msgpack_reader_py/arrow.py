@@ -40,6 +40,7 @@ from .streaming_reader import (
     OnError,
     Source,
     SourceReader,
+    chained,
 )
 
 __all__ = ["DEFAULT_BATCH_SIZE", "BatchReader", "arrow_schema", "read_batches", "read_table"]
@@ -274,15 +275,17 @@ class BatchReader(SourceReader[pa.RecordBatch]):
         self.batch_size = batch_size
         labels = [record_schema.names[p] for p in positions or range(len(full))]
         columns_of = _Columns(self.schema, positions, labels, plain=not record_schema.flat)
-        pieces = self._start(
-            source,
-            record_type,
-            Plan(record_type, convert=columns_of, ext_hook=ext_hook),
-            on_error=on_error,
-            max_record_size=max_record_size,
-            read_size=read_size,
-            decompress=True,
-            follow=follow,
+        pieces = chained(
+            self._open(
+                source,
+                record_type,
+                Plan(record_type, convert=columns_of, ext_hook=ext_hook),
+                on_error=on_error,
+                max_record_size=max_record_size,
+                read_size=read_size,
+                decompress=True,
+                follow=follow,
+            )
         )
         # A function of the pieces, not a method: a generator bound to self would make a cycle,
         # and a dropped BatchReader would keep its file open until the cycle collector ran.

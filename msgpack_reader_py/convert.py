@@ -31,6 +31,7 @@ from .streaming_reader import (
     OnError,
     Source,
     SourceReader,
+    chained,
     check_on_error,
 )
 from .values import JsonLines, ValueReader, text_cell
@@ -359,15 +360,17 @@ class _TextBatches(SourceReader[list[Any]]):
     def __init__(
         self, source: Source, record_type: Any, options: _Options, follow: bool = False
     ) -> None:
-        self._records = self._start(
-            source,
-            record_type,
-            Plan(record_type, convert=Batches(), ext_hook=options.ext_hook),
-            on_error=options.on_error,
-            max_record_size=options.max_record_size,
-            read_size=DEFAULT_READ_SIZE,
-            decompress=True,
-            follow=follow,
+        self._records = chained(
+            self._open(
+                source,
+                record_type,
+                Plan(record_type, convert=Batches(), ext_hook=options.ext_hook),
+                on_error=options.on_error,
+                max_record_size=options.max_record_size,
+                read_size=DEFAULT_READ_SIZE,
+                decompress=True,
+                follow=follow,
+            )
         )
 
 

@@ -549,35 +549,7 @@ class SourceReader(ReaderBase[T]):
     """
 
     _records: Iterator[T]
-
-    def _start(
-        self,
-        source: Source,
-        record_type: Any,
-        plan: Plan,
-        *,
-        on_error: OnError,
-        max_record_size: int,
-        read_size: int,
-        decompress: bool,
-        follow: bool = False,
-    ) -> Iterator[Any]:
-        """Open ``source`` (:meth:`ReaderBase._open`) and return the iterator of what
-        ``plan`` makes of its records. A subclass keeps the iterator, or wraps it, as
-        ``_records``: what iterating the reader yields."""
-        batches = self._open(
-            source,
-            record_type,
-            plan,
-            on_error=on_error,
-            max_record_size=max_record_size,
-            read_size=read_size,
-            decompress=decompress,
-            follow=follow,
-        )
-        # Records are handed over in lists: chain steps through each in C. (A synchronous
-        # source never hands over a Pending.)
-        return itertools.chain.from_iterable(typing.cast(Iterator[list[Any]], batches))
+    """What iterating the reader yields: ``chained(self._open(...))``, or that wrapped."""
 
     def __iter__(self) -> Iterator[T]:
         # The iterator itself, not ``self``: a ``for`` loop then steps it directly instead
@@ -733,19 +705,28 @@ class StreamingReader(SourceReader[T]):
         follow: bool = False,
     ) -> None:
         self.mapper = mapper
-        self._records = self._start(
-            source,
-            record_type,
-            typed_plan(record_type, mapper, ext_hook, forbid_unknown_keys),
-            on_error=on_error,
-            max_record_size=max_record_size,
-            read_size=read_size,
-            decompress=decompress,
-            follow=follow,
+        self._records = chained(
+            self._open(
+                source,
+                record_type,
+                typed_plan(record_type, mapper, ext_hook, forbid_unknown_keys),
+                on_error=on_error,
+                max_record_size=max_record_size,
+                read_size=read_size,
+                decompress=decompress,
+                follow=follow,
+            )
         )
 
     def __repr__(self) -> str:
         return describe_reader(self, self.mapper)
+
+
+def chained(batches: Iterator[list[Any] | Pending]) -> Iterator[Any]:
+    """The records of a synchronous reader's batches, one stream: ``chain`` steps through each
+    batch in C, so a record costs no generator step. (A synchronous source never hands over a
+    :class:`~.decoder.Pending`.)"""
+    return itertools.chain.from_iterable(typing.cast(Iterator[list[Any]], batches))
 
 
 def typed_plan(

@@ -51,6 +51,7 @@ from .streaming_reader import (
     OnError,
     Source,
     SourceReader,
+    chained,
 )
 
 __all__ = [
@@ -244,15 +245,17 @@ class ValueReader(SourceReader[Any]):
         follow: bool = False,
     ) -> None:
         plan = Plan(Any, decoder=ValueDecoder(ext_hook), convert=Batches() if batches else None)
-        self._records = self._start(
-            source,
-            Any,
-            plan,
-            on_error=on_error,
-            max_record_size=max_record_size,
-            read_size=read_size,
-            decompress=True,
-            follow=follow,
+        self._records = chained(
+            self._open(
+                source,
+                Any,
+                plan,
+                on_error=on_error,
+                max_record_size=max_record_size,
+                read_size=read_size,
+                decompress=True,
+                follow=follow,
+            )
         )
 
 

@@ -98,6 +98,17 @@ async def collect(reader: AsyncStreamingReader[T]) -> tuple[list[T], BaseExcepti
     return got, None
 
 
+def consuming(reader: AsyncStreamingReader[T]) -> tuple[asyncio.Future[None], list[T]]:
+    """A task iterating ``reader``, and the list it appends each record to as it comes."""
+    got: list[T] = []
+
+    async def consume() -> None:
+        async for record in reader:
+            got.append(record)  # noqa: PERF401 - one by one: seen while the task runs
+
+    return asyncio.ensure_future(consume()), got
+
+
 def sync_outcome(data: bytes, **options: Any) -> tuple[list[Any], BaseException | None]:
     got: list[Any] = []
     try:
@@ -479,13 +490,7 @@ def test_a_cancelled_iteration_closes_the_reader_and_keeps_what_was_yielded(
     async def main() -> None:
         stream = stream_of(DATA[:5000], eof=False)  # then nothing: the reader waits
         reader = AsyncStreamingReader(stream)
-        got: list[Item] = []
-
-        async def consume() -> None:
-            async for item in reader:
-                got.append(item)  # noqa: PERF401 - one by one: kept when it is cancelled
-
-        task = asyncio.ensure_future(consume())
+        task, got = consuming(reader)
         expected = whole_records(5000)
         while len(got) < len(expected):
             await asyncio.sleep(0.001)
@@ -506,13 +511,7 @@ def test_a_cancelled_follower_closes_its_file(tmp_path: Path) -> None:
 
     async def main() -> None:
         reader = AsyncStreamingReader(path, follow=True)
-        got: list[Item] = []
-
-        async def consume() -> None:
-            async for item in reader:
-                got.append(item)  # noqa: PERF401 - one by one: kept when it is cancelled
-
-        task = asyncio.ensure_future(consume())
+        task, got = consuming(reader)
         expected = whole_records(3000)
         while len(got) < len(expected):
             await asyncio.sleep(0.005)
@@ -553,13 +552,7 @@ def test_aclose_from_another_task_ends_the_iterating_one(tmp_path: Path) -> None
 
     async def main() -> list[Item]:
         reader = AsyncStreamingReader(path, follow=True)
-        got: list[Item] = []
-
-        async def consume() -> None:
-            async for item in reader:
-                got.append(item)  # noqa: PERF401 - one by one: seen by the supervisor
-
-        task = asyncio.ensure_future(consume())
+        task, got = consuming(reader)
         while len(got) < len(ITEMS):
             await asyncio.sleep(0.005)
         await reader.aclose()

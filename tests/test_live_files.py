@@ -84,6 +84,14 @@ class Follower:
         return not self._thread.is_alive()
 
 
+def caught_up(path: Path) -> Follower:
+    """A follower of ``path``, written with ``DATA``, that has read all of it."""
+    path.write_bytes(DATA)
+    follower = Follower(path)
+    follower.wait_for(len(ITEMS))
+    return follower
+
+
 def append(path: Path, data: bytes) -> None:
     with path.open("ab") as out:
         out.write(data)
@@ -181,9 +189,7 @@ def test_a_file_truncated_in_place_is_read_again_from_its_start(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     path = tmp_path / "live.msgpack"
-    path.write_bytes(DATA)
-    follower = Follower(path)
-    follower.wait_for(len(ITEMS))
+    follower = caught_up(path)
     with path.open("r+b") as log:  # copytruncate
         log.truncate(0)
     time.sleep(0.05)
@@ -234,9 +240,7 @@ def test_an_idle_follower_does_not_spin(tmp_path: Path, monkeypatch: pytest.Monk
     """Half a second of following a quiet file costs a few milliseconds of CPU."""
     monkeypatch.setattr(follow_module, "LONGEST_WAIT", 0.25)
     path = tmp_path / "quiet.msgpack"
-    path.write_bytes(DATA)
-    follower = Follower(path)
-    follower.wait_for(len(ITEMS))
+    follower = caught_up(path)
     cpu = time.process_time()
     time.sleep(0.5)
     used = time.process_time() - cpu
@@ -249,9 +253,7 @@ def test_a_file_truncated_then_renamed_away_is_read_again_through_its_open_handl
 ) -> None:
     """No file at the path to reopen: the file still open is the one read from its start."""
     path = tmp_path / "live.msgpack"
-    path.write_bytes(DATA)
-    follower = Follower(path)
-    follower.wait_for(len(ITEMS))
+    follower = caught_up(path)
     with path.open("r+b") as log:
         log.truncate(0)
     moved = tmp_path / "live.msgpack.1"
