@@ -31,6 +31,7 @@ REFERENCE = (
     "arrow_batches_benchmark",
     MAP_BASELINE,
     "map_stream_benchmark",
+    "async_stream_benchmark",
 )
 MAP_SHAPED = frozenset({MAP_BASELINE, "map_stream_benchmark"})
 """The benchmarks over the reference records written as maps: their floor is ``MAP_BASELINE``."""
@@ -41,6 +42,7 @@ TARGETS = {  # benchmark -> (the benchmark it is a ratio of, at most)
     "map_stream_benchmark": (MAP_BASELINE, 1.0),
     "arrow_batches_benchmark": (BASELINE, 2.5),
     "file_stream_benchmark": ("in_memory_stream_benchmark", 1.1),
+    "async_stream_benchmark": ("in_memory_stream_benchmark", 1.2),
 }
 FAST_PATHS = ("fast_stream_benchmark", "struct_stream_benchmark", "in_memory_stream_benchmark")
 """The validated reads of the array-shaped reference data; the fastest is set against Rust."""
@@ -58,6 +60,8 @@ WHAT = {
     "field name, values counted: the floor for map-shaped data",
     "map_stream_benchmark": "`StreamingReader(io.BytesIO(map_data))` into `Item` dataclasses "
     "from those maps, validated",
+    "async_stream_benchmark": "`async for` over `AsyncStreamingReader(stream)`, `stream` an "
+    "`asyncio.StreamReader` fed the reference data: `Item`s, validated",
 }
 RUST_REFERENCE: dict[str, Any] = {
     # Measured by hand on this machine; not part of the pyperf run the report is made from.

@@ -65,6 +65,7 @@ INPUTS: dict[str, Callable[[], dict[str, bytes]]] = {
     },
     "fluentd.msgpack": lambda: {"fluentd.msgpack": (ENCODED / "go_fluentd.msgpack").read_bytes()},
     "telemetry.msgpack": lambda: {"telemetry.msgpack": _items(300)},
+    "live.msgpack": dict,  # the follow example writes it itself
     "telemetry/*.msgpack": lambda: {
         "telemetry/a.msgpack": _items(200),
         "telemetry/b.msgpack": _items(100),

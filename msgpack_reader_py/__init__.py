@@ -6,14 +6,20 @@
 ...         print(item.id, item.value)
 """
 
+from typing import TYPE_CHECKING, Any
+
 from .errors import DecodeError, ReaderError, RecordError, RecordTooLargeError, TruncatedStreamError
 from .generator import generate, get_iter, pack_items, write_items
 from .model import ITEM_VALUES, Item, ItemTuple, ItemValues, item_to_list
 from .streaming_reader import DEFAULT_MAX_RECORD_SIZE, StreamingReader, read_items
 
+if TYPE_CHECKING:
+    from .aio import AsyncStreamingReader
+
 __all__ = [
     "DEFAULT_MAX_RECORD_SIZE",
     "ITEM_VALUES",
+    "AsyncStreamingReader",
     "DecodeError",
     "Item",
     "ItemTuple",
@@ -31,3 +37,12 @@ __all__ = [
     "write_items",
 ]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    # asyncio takes longer to import than the rest of the package: only its users pay for it.
+    if name == "AsyncStreamingReader":
+        from .aio import AsyncStreamingReader
+
+        return AsyncStreamingReader
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -40,6 +40,7 @@ from .streaming_reader import (
     OnError,
     Source,
     SourceReader,
+    chained,
 )
 
 __all__ = ["DEFAULT_BATCH_SIZE", "BatchReader", "arrow_schema", "read_batches", "read_table"]
@@ -245,6 +246,8 @@ class BatchReader(SourceReader[pa.RecordBatch]):
         on_error: ``"raise"`` (default) or ``"skip"``: pass over records that are not records
             of the type, and records Arrow cannot hold, counting them in :attr:`skipped` and
             keeping the first 100 in :attr:`errors`, as the reader's skip mode does.
+        follow: as :class:`~msgpack_reader_py.StreamingReader`'s. Batches are still
+            ``batch_size`` rows: pass a smaller one to see the rows of a slow file sooner.
     """
 
     schema: pa.Schema
@@ -261,6 +264,7 @@ class BatchReader(SourceReader[pa.RecordBatch]):
         max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
         read_size: int = DEFAULT_READ_SIZE,
         on_error: OnError = "raise",
+        follow: bool = False,
     ) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
             raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
@@ -271,14 +275,17 @@ class BatchReader(SourceReader[pa.RecordBatch]):
         self.batch_size = batch_size
         labels = [record_schema.names[p] for p in positions or range(len(full))]
         columns_of = _Columns(self.schema, positions, labels, plain=not record_schema.flat)
-        pieces = self._start(
-            source,
-            record_type,
-            Plan(record_type, convert=columns_of, ext_hook=ext_hook),
-            on_error=on_error,
-            max_record_size=max_record_size,
-            read_size=read_size,
-            decompress=True,
+        pieces = chained(
+            self._open(
+                source,
+                record_type,
+                Plan(record_type, convert=columns_of, ext_hook=ext_hook),
+                on_error=on_error,
+                max_record_size=max_record_size,
+                read_size=read_size,
+                decompress=True,
+                follow=follow,
+            )
         )
         # A function of the pieces, not a method: a generator bound to self would make a cycle,
         # and a dropped BatchReader would keep its file open until the cycle collector ran.

@@ -14,6 +14,7 @@ import dataclasses
 import io
 import itertools
 import json
+import logging
 import os
 import stat
 import sys
@@ -26,6 +27,7 @@ from typing import Any, Literal, NoReturn
 from ._extras import MissingExtraError
 from ._progress import MODES, Mode, ProgressUnavailable, Update, progress_bar
 from .convert import FORMATS, Format, convert, infer_sources, replacing
+from .decoder import logger
 from .engine import record_decoder
 from .errors import ReaderError, RecordError, RecordTooLargeError
 from .ext import fluentd_event_time
@@ -176,6 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(source, records, sum_of_ids, bytes, seconds, skipped); with several SOURCEs a last "
         'line totals them, with "sources" listing them (default: text)',
     )
+    follow_option(read, "print the summary of what was read")
     read.set_defaults(run=_run_read)
 
     dump = command(
@@ -204,6 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="stop after N records in all (default: no limit)",
     )
+    follow_option(dump, "stop")
     dump.set_defaults(run=_run_dump)
 
     conv = command(
@@ -291,6 +295,18 @@ def infer_option(command: argparse.ArgumentParser) -> None:
     )
 
 
+def follow_option(command: argparse.ArgumentParser, on_ctrl_c: str) -> None:
+    command.add_argument(
+        "-f",
+        "--follow",
+        action="store_true",
+        help="keep reading the file (one SOURCE, a path) as it grows, like tail -F: wait for "
+        "more at its end, and read it again from its start, with a note on stderr, when it is "
+        f"truncated or replaced (log rotation); Ctrl-C ends it: {on_ctrl_c} and exit with 130 "
+        "(default: off, the end of the file ends the run)",
+    )
+
+
 def output_options(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--allow-nan",
@@ -313,20 +329,59 @@ def progress_option(command: argparse.ArgumentParser, shows: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
+    with _notes():
+        try:
+            parser = build_parser()
+            args = parser.parse_args(argv)
+            sources = getattr(args, "sources", [])
+            if sources.count(STDIO) > 1:
+                parser.error("stdin (-) can be read only once")
+            if getattr(args, "follow", False):
+                _check_followed(parser, sources)
+            run: Callable[[argparse.Namespace], int] = args.run
+            return run(args)
+        except _Failure as exc:
+            return _fail(str(exc), exc.status)
+        except BrokenPipeError:
+            _silence_stdout()
+            return EXIT_BROKEN_PIPE
+        except KeyboardInterrupt:
+            return _interrupted()
+
+
+def _check_followed(parser: argparse.ArgumentParser, sources: Sequence[str]) -> None:
+    if len(sources) != 1 or STDIO in sources:
+        parser.error(
+            "--follow follows one file: give one SOURCE, a path (stdin needs no --follow: it "
+            "is read until it ends)"
+        )
+    if os.path.exists(sources[0]) and not os.path.isfile(sources[0]):
+        parser.error(
+            f"--follow follows a regular file, and {sources[0]} is not one (a pipe is read "
+            "until its writer closes it, without --follow)"
+        )
+
+
+def _interrupted() -> int:
+    """Ctrl-C: what was written is flushed, and the exit is quiet."""
     try:
-        parser = build_parser()
-        args = parser.parse_args(argv)
-        if getattr(args, "sources", []).count(STDIO) > 1:
-            parser.error("stdin (-) can be read only once")
-        run: Callable[[argparse.Namespace], int] = args.run
-        return run(args)
-    except _Failure as exc:
-        return _fail(str(exc), exc.status)
-    except BrokenPipeError:
-        _silence_stdout()
-        return EXIT_BROKEN_PIPE
-    except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        _silence_stdout()  # a closed or broken stdout: the user asked to stop, quietly
+    return EXIT_INTERRUPTED
+
+
+@contextmanager
+def _notes() -> Iterator[None]:
+    """The library's notes (a followed file read again from its start) as ``note: ...`` lines
+    on stderr, while a command runs."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("note: %(message)s"))
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
 
 
 def _fail(message: str, status: int = EXIT_DATA_ERROR) -> int:
@@ -477,19 +532,29 @@ def _skipped(count: int, first: ReaderError, *, named: bool) -> str:
     return f"skipped {count} invalid record{plural}; the first: {error}"
 
 
-def _summarise(reader: SourceReader[Any]) -> _Summary:
+def _summarise(reader: SourceReader[Any], *, following: bool = False) -> _Summary:
+    """Count the records (and sum the ids of Items). Following, Ctrl-C ends the count: the
+    summary says it was interrupted."""
     count = 0
     sum_of_ids: int | None = None
+    interrupted = False
     start = time.perf_counter()
-    if reader.record_type is Item:
-        sum_of_ids = 0
-        for item in reader:
-            count += 1
-            sum_of_ids += item.id
-    else:
-        for _record in reader:
-            count += 1
-    return _Summary(count, sum_of_ids, seconds=time.perf_counter() - start)
+    try:
+        if reader.record_type is Item:
+            sum_of_ids = 0
+            for item in reader:
+                count += 1
+                sum_of_ids += item.id
+        else:
+            for _record in reader:
+                count += 1
+    except KeyboardInterrupt:
+        if not following:
+            raise
+        interrupted = True
+    summary = _Summary(count, sum_of_ids, seconds=time.perf_counter() - start)
+    summary.interrupted = interrupted
+    return summary
 
 
 def _run_default(args: argparse.Namespace) -> int:
@@ -503,6 +568,7 @@ def _reader_options(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "max_record_size": args.max_record_size,
         "on_error": "skip" if args.skip_invalid else "raise",
+        "follow": getattr(args, "follow", False),
     }
 
 
@@ -515,6 +581,7 @@ class _Summary:
     bytes: int = 0
     seconds: float = 0.0
     skipped: int = 0
+    interrupted = False  # not a field: not reported, not added up
 
     def add(self, other: _Summary) -> None:
         for field in dataclasses.fields(self):
@@ -542,7 +609,7 @@ def _run_read(args: argparse.Namespace) -> int:
     total = _Summary()
     for (name, target), argument in zip(sources, args.sources, strict=True):
         with _reading(name, target, typing, **_reader_options(args)) as reader:
-            summary = _summarise(reader)
+            summary = _summarise(reader, following=args.follow)
         summary.bytes = reader.bytes_read
         summary.skipped = reader.skipped
         skips.add(name, reader.skipped, reader.errors)
@@ -555,7 +622,7 @@ def _run_read(args: argparse.Namespace) -> int:
         print(_report(args.json, None, {"source": args.sources[0]}, total))
     else:
         print(_report(args.json, "total", {"sources": list(args.sources)}, total, len(sources)))
-    return 0
+    return EXIT_INTERRUPTED if summary.interrupted else 0  # only one source is followed
 
 
 def _report(
@@ -618,6 +685,7 @@ def _convert(args: argparse.Namespace, to: Format, output: str, limit: int | Non
                     max_record_size=args.max_record_size,
                     on_error="skip" if args.skip_invalid else "raise",
                     progress=progress,
+                    follow=getattr(args, "follow", False),
                 )
                 # Inside the block: a run that found no record leaves no output file behind.
                 skips = _Skips(typing.label)

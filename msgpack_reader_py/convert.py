@@ -31,6 +31,7 @@ from .streaming_reader import (
     OnError,
     Source,
     SourceReader,
+    chained,
     check_on_error,
 )
 from .values import JsonLines, ValueReader, text_cell
@@ -127,6 +128,7 @@ def convert(
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     on_error: OnError = "raise",
     progress: Progress | None = None,
+    follow: bool = False,
 ) -> Conversion:
     """Convert the records of ``source`` to the format ``to``; say how many were written.
 
@@ -149,7 +151,10 @@ def convert(
     :attr:`Conversion.inferred` holds it. A later record that does not fit it is a located
     ``RecordError``. ``ext_hook`` is the reader's; untyped,
     :func:`~msgpack_reader_py.ext.fluentd_event_time` keeps EventTime's nanoseconds.
-    ``limit`` stops after that many records, reading no further.
+    ``limit`` stops after that many records, reading no further. ``follow`` follows the
+    (last) source as the reader's ``follow=True`` does, until ``KeyboardInterrupt`` or
+    ``limit``; the records to infer a type from are those the file holds when it starts.
+    A stream destination is flushed after each batch, so that what was read is there to see.
 
     Formats: ``parquet`` (one row group per batch of up to 65536 records), ``arrow`` (the
     Arrow IPC file format, also known as Feather v2), ``csv`` (a header row, then one row per
@@ -176,7 +181,7 @@ def convert(
                 f"{'; '.join(inferred.mixed)} hold values of types that do not mix"
             )
         record_type = inferred.record_type()
-    job = _Job(sources, to, record_type, options, limit, allow_nan, progress)
+    job = _Job(sources, to, record_type, options, limit, allow_nan, progress, follow)
     if isinstance(destination, (str, os.PathLike)):
         with replacing(destination) as out:
             done = job.run(out)
@@ -193,7 +198,7 @@ class _Options:
     on_error: OnError
     ext_hook: ExtHook | None
 
-    def values(self, source: Source, *, batches: bool) -> ValueReader:
+    def values(self, source: Source, *, batches: bool, follow: bool = False) -> ValueReader:
         """An untyped reader of ``source``."""
         return ValueReader(
             source,
@@ -201,6 +206,7 @@ class _Options:
             batches=batches,
             max_record_size=self.max_record_size,
             on_error=self.on_error,
+            follow=follow,
         )
 
 
@@ -274,12 +280,13 @@ class _Job:
     limit: int | None
     allow_nan: bool
     progress: Progress | None
+    follow: bool = False  # the last source
 
-    def _batches(self, source: Source) -> SourceReader[Any]:
+    def _batches(self, source: Source, follow: bool) -> SourceReader[Any]:
         """Batches of one source: Arrow columns, checked tuples, or untyped values."""
         options = self.options
         if self.record_type is None:
-            return options.values(source, batches=True)
+            return options.values(source, batches=True, follow=follow)
         if self.to in ("parquet", "arrow"):
             from .arrow import BatchReader
 
@@ -289,8 +296,9 @@ class _Job:
                 ext_hook=options.ext_hook,
                 max_record_size=options.max_record_size,
                 on_error=options.on_error,
+                follow=follow,
             )
-        return _TextBatches(source, self.record_type, options)
+        return _TextBatches(source, self.record_type, options, follow)
 
     def run(self, out: _Named) -> Conversion:
         output: AbstractContextManager[Callable[[Any], None]]
@@ -305,10 +313,11 @@ class _Job:
         errors: list[RecordError] = []
         left = self.limit
         with output as write:
-            for source in self.sources:
+            for number, source in enumerate(self.sources, 1):
                 if left == 0:
                     break
-                with self._batches(source) as batches:
+                follow = self.follow and number == len(self.sources)
+                with self._batches(source, follow) as batches:
                     for batch in batches:
                         if left is not None and len(batch) >= left:
                             batch = batch[:left]
@@ -348,15 +357,20 @@ class _TextBatches(SourceReader[list[Any]]):
     """The text formats' reader: its items are batches of checked records, each a tuple of
     field values."""
 
-    def __init__(self, source: Source, record_type: Any, options: _Options) -> None:
-        self._records = self._start(
-            source,
-            record_type,
-            Plan(record_type, convert=Batches(), ext_hook=options.ext_hook),
-            on_error=options.on_error,
-            max_record_size=options.max_record_size,
-            read_size=DEFAULT_READ_SIZE,
-            decompress=True,
+    def __init__(
+        self, source: Source, record_type: Any, options: _Options, follow: bool = False
+    ) -> None:
+        self._records = chained(
+            self._open(
+                source,
+                record_type,
+                Plan(record_type, convert=Batches(), ext_hook=options.ext_hook),
+                on_error=options.on_error,
+                max_record_size=options.max_record_size,
+                read_size=DEFAULT_READ_SIZE,
+                decompress=True,
+                follow=follow,
+            )
         )
 
 
@@ -364,17 +378,26 @@ class _TextBatches(SourceReader[list[Any]]):
 def _text_out(
     out: _Named, to: Format, record_type: type[Any] | None, allow_nan: bool
 ) -> Iterator[Callable[[Any], None]]:
-    """Write batches of records (tuples of field values, or untyped values) as text."""
+    """Write batches of records (tuples of field values, or untyped values) as text, each
+    batch flushed: a batch is a read's records, and a reader of the output (a pipe, a
+    terminal) sees them as they are read, not when a buffer fills."""
     text = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=True)
+    write: Callable[[Any], None]
     try:
         if record_type is None:
-            yield JsonLines(text, allow_nan=allow_nan).write
+            write = JsonLines(text, allow_nan=allow_nan).write
         else:
             schema = RecordSchema(record_type)
             if to == "jsonl":
-                yield JsonLines(text, schema.names, allow_nan=allow_nan).write
+                write = JsonLines(text, schema.names, allow_nan=allow_nan).write
             else:
-                yield _cells(schema, CsvRows(text, schema.names, schema.text_fields()).write)
+                write = _cells(schema, CsvRows(text, schema.names, schema.text_fields()).write)
+
+        def flushed(batch: Any) -> None:
+            write(batch)
+            text.flush()
+
+        yield flushed
         text.flush()
     finally:
         text.detach()  # the stream is the caller's (or replacing's) to close

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import logging
 import operator
 from collections.abc import Callable, Generator, Iterator
 from typing import Any, Protocol, TypeVar
@@ -36,10 +37,13 @@ from .wire import declared_excess
 
 __all__ = [
     "KEPT_ERRORS",
+    "READ_MORE",
     "BatchConverter",
     "Batches",
     "CompressedDataError",
+    "Pending",
     "Plan",
+    "Reopened",
     "Run",
     "RunDecoder",
     "records",
@@ -57,11 +61,26 @@ _E = TypeVar("_E", bound=ReaderError)
 _second = operator.itemgetter(1)
 _SMALL_BATCH = 16  # fewer records than this are left to skip one at a time
 
+logger = logging.getLogger("msgpack_reader_py")
+"""Notes that need no error: a followed file read again from its start."""
+
 
 class ChunkSource(Protocol):
-    """Where the loop gets its bytes: an iterable of chunks that counts what it has read."""
+    """Where the loop gets its bytes: an iterable of chunks that counts what it has read.
+
+    Besides chunks it may hand over a :class:`Pending` (nothing has arrived yet: the loop
+    passes it up to the reader, which waits and goes on) or a :class:`Reopened` (a followed
+    file starts again: the loop starts framing afresh).
+    """
 
     bytes_read: int
+
+    @property
+    def stopped(self) -> bool:
+        """Whether the reader was closed while following: the stream then ends where it is,
+        an unfinished record with it, as the reader's user asked."""
+        ...
+
     source: str | None
     """The name the reader's errors carry (a path, a stream's ``name``), if there is one."""
     head: bytearray
@@ -70,6 +89,30 @@ class ChunkSource(Protocol):
     def __iter__(self) -> Any: ...
 
     def close(self) -> None: ...
+
+
+class Pending:
+    """What a chunk source hands over when it has no chunk yet, and a reader's batches then
+    hand up: an asynchronous reader waits (``delay`` seconds, or, for ``None``, for its source
+    to give more bytes) and asks again. Synchronous sources never hand one over."""
+
+    __slots__ = ("delay",)
+
+    def __init__(self, delay: float | None) -> None:
+        self.delay = delay
+
+
+READ_MORE = Pending(None)
+"""Nothing read yet: wait for the source."""
+
+
+class Reopened:
+    """A followed file was truncated or replaced and is read again from its start: ``why``."""
+
+    __slots__ = ("why",)
+
+    def __init__(self, why: str) -> None:
+        self.why = why
 
 
 class CompressedDataError(Exception):
@@ -247,24 +290,28 @@ def _run_header(count: int) -> bytes:
 
 def records(
     chunks: ChunkSource,
-    unpacker: msgpack.Unpacker,
     plan: Plan,
     limit: int,
+    read_size: int,
     skip: SkipLog | None = None,
-) -> Generator[list[Any], None, None]:
+) -> Generator[list[Any] | Pending, None, None]:
     """Yield the records of ``chunks`` in lists, one or more per run (or the converter's
     objects, a list of one each); raise a located ``ReaderError`` for broken data, after the
     records before it. ``itertools.chain.from_iterable`` makes them one stream of records:
     then a record costs no generator step.
 
     With ``skip``, records that are valid MessagePack but not records of the type
-    (``RecordError``) are passed over and logged there instead of raised.
+    (``RecordError``) are passed over and logged there instead of raised. A :class:`Pending`
+    from the chunks is yielded as it is.
     """
     decode_run = plan.decoder.decode_run
     if skip is not None:
         skip.chunks = chunks
     try:
-        for run in runs(chunks, unpacker, limit):
+        for run in runs(chunks, limit, read_size):
+            if not isinstance(run, Run):
+                yield run
+                continue
             try:
                 values = decode_run(run.data)
             except RecordFailure:
@@ -285,9 +332,12 @@ def records(
         chunks.close()
 
 
-def runs(chunks: ChunkSource, unpacker: msgpack.Unpacker, limit: int) -> Iterator[Run]:
+def runs(chunks: ChunkSource, limit: int, read_size: int) -> Iterator[Run | Pending]:
     """The complete records of ``chunks``, a run per chunk that completes any; a located
-    ``ReaderError`` for a stream that breaks, after the run of every record before it."""
+    ``ReaderError`` for a stream that breaks, after the run of every record before it.
+    A :class:`Pending` from the chunks is yielded as it is."""
+    options = unpacker_options(limit, read_size)
+    unpacker = msgpack.Unpacker(**options)
     feed, skip, tell = unpacker.feed, unpacker.skip, unpacker.tell
     index = 0  # records framed so far
     start = 0  # where the next record starts
@@ -305,6 +355,16 @@ def runs(chunks: ChunkSource, unpacker: msgpack.Unpacker, limit: int) -> Iterato
             # framed; the one in progress, if any, starts where the last one ended.
             kind = TruncatedStreamError if exc.truncated else DecodeError
             raise kind(exc.reason, index=index, offset=start) from exc.__cause__
+        if chunk.__class__ is Pending:
+            yield chunk
+            continue
+        if chunk.__class__ is Reopened:
+            _note_reopened(chunks, chunk.why, carry, index, start)
+            unpacker = msgpack.Unpacker(**options)
+            feed, skip, tell = unpacker.feed, unpacker.skip, unpacker.tell
+            index = start = inspected = 0
+            carry = []
+            continue
         read = chunks.bytes_read
         feed(chunk)
         count = 0  # records completed in this chunk
@@ -384,13 +444,27 @@ def runs(chunks: ChunkSource, unpacker: msgpack.Unpacker, limit: int) -> Iterato
             # Confirmed the slow way, so that a lookalike inside a value costs a look at the
             # headers, never a false refusal; a true claim fails now, not after more reads.
             _check_declared(carry, start, limit, index)
-    if start != chunks.bytes_read:
+    if start != chunks.bytes_read and not chunks.stopped:
         _check_declared(carry, start, limit, index)
         reason = (
             f"stream ends inside a record ({chunks.bytes_read - start} bytes of it, need more "
             "bytes)"
         )
         raise TruncatedStreamError(reason, index=index, offset=start)
+
+
+def _note_reopened(
+    chunks: ChunkSource, why: str, carry: list[Chunk], index: int, start: int
+) -> None:
+    """Say that a followed file is read again from its start, and what of it is dropped."""
+    dropped = sum(map(len, carry))
+    lost = (
+        f"; the unfinished record {index} at byte {start} ({dropped} bytes of it) is dropped"
+        if dropped
+        else ""
+    )
+    name = chunks.source or "the followed file"
+    logger.warning("%s %s: reading it again from its start%s", name, why, lost)
 
 
 def _shifted(run: Run, first: int, position: int) -> tuple[int, int]:

@@ -14,17 +14,17 @@ import io
 import itertools
 import lzma
 import os
+import stat
 import typing
 from collections.abc import Callable, Generator, Iterator
 from types import TracebackType
 from typing import IO, Any, Generic, Literal, TypeVar, Union, overload
 
-import msgpack
-
 from . import sniff
-from .decoder import CompressedDataError, Plan, SkipLog, records, unpacker_options
+from .decoder import CompressedDataError, Pending, Plan, Reopened, SkipLog, records
 from .engine import ExtHook
 from .errors import RecordError
+from .follow import Follower
 from .model import Item
 from .sniff import Compression
 
@@ -32,6 +32,7 @@ __all__ = [
     "DEFAULT_MAX_RECORD_SIZE",
     "DEFAULT_READ_SIZE",
     "OnError",
+    "ReaderBase",
     "Source",
     "SourceReader",
     "StreamingReader",
@@ -60,9 +61,26 @@ class _Chunks:
     ``decompress``, a source that starts with a compression's magic number is decompressed as
     it is read (see :mod:`.sniff`); ``bytes_read`` then counts decompressed bytes and
     ``source_bytes_read`` the compressed bytes taken from the source.
+
+    With ``follow`` (a path only), the end of the file is not the end of the stream: the
+    follower waits for more, and a file truncated or replaced is read again from its start
+    (:mod:`.follow`); ``bytes_read`` then counts the bytes of the file being read.
     """
 
-    def __init__(self, source: Source, read_size: int, *, decompress: bool = True) -> None:
+    def __init__(
+        self,
+        source: Source,
+        read_size: int,
+        *,
+        decompress: bool = True,
+        follow: Follower | None = None,
+    ) -> None:
+        if follow is not None and not isinstance(source, (str, os.PathLike)):
+            raise TypeError(
+                f"follow=True follows a file by its path; got {type(source).__name__} (a pipe "
+                "or socket needs no following: the reader waits for its bytes anyway)"
+            )
+        self._follow = follow
         self.bytes_read = 0
         self.owned = False
         self.compression: Compression | None = None
@@ -81,6 +99,12 @@ class _Chunks:
             self._stream = open(source, "rb")  # noqa: SIM115 - closed by close()
             self.owned = True
             self.name = self.source = os.fsdecode(source)
+            if follow is not None and not stat.S_ISREG(os.fstat(self._stream.fileno()).st_mode):
+                self._stream.close()
+                raise ValueError(
+                    f"follow=True follows a regular file, and {self.name} is not one (a pipe "
+                    "is read until its writer closes it, without following)"
+                )
         elif isinstance(source, io.TextIOBase):
             raise TypeError(
                 f"{source!r} is a text stream; open it in binary mode ('rb') or pass .buffer"
@@ -90,7 +114,8 @@ class _Chunks:
             name = getattr(source, "name", None)
             # An int name is a file descriptor (open(fd), socket.makefile): no name to show.
             self.source = name if isinstance(name, str) else None
-            self.name = str(getattr(source, "name", f"<{type(source).__name__}>"))
+            kind = type(getattr(source, "wrapped", source)).__name__  # an awaited source's
+            self.name = f"<{kind}>" if name is None else str(name)
         else:
             raise TypeError(
                 "source must be a path, a bytes-like object or a binary stream with read(n), "
@@ -102,8 +127,21 @@ class _Chunks:
         """Bytes taken from the source itself: compressed bytes when it is compressed."""
         return self.bytes_read if self._counted is None else self._counted.count
 
-    def __iter__(self) -> Iterator[bytes | bytearray | memoryview]:
+    @property
+    def stopped(self) -> bool:
+        """Whether following was stopped (by the reader's ``close()``)."""
+        return self._follow is not None and self._follow.stopped
+
+    def stop(self) -> None:
+        """End following: a follower waiting in another thread wakes and ends the stream."""
+        if self._follow is not None:
+            self._follow.stop()
+
+    def __iter__(self) -> Iterator[bytes | bytearray | memoryview | Pending | Reopened]:
         size = self._read_size
+        if self._follow is not None:
+            yield from self._followed(self._follow)
+            return
         if self._view is not None:
             view = self._view
             kind = sniff.compression(view) if self._decompress else None
@@ -136,6 +174,24 @@ class _Chunks:
             yield from self._split(memoryview(first))
             yield from self._chunks(read)
 
+    def _followed(
+        self, follow: Follower
+    ) -> Iterator[bytes | bytearray | memoryview | Pending | Reopened]:
+        while not follow.stopped:
+            stream = self._stream
+            before = self.bytes_read
+            yield from self._chunks(stream.read1)
+            if self.bytes_read != before:
+                follow.arrived()
+            why = follow.changed(stream)
+            if why is None:
+                yield from follow.pause()
+                continue
+            self._stream = follow.reopen(stream)
+            self.bytes_read = 0
+            self.head.clear()
+            yield Reopened(why)
+
     def _can_open(self, kind: Compression) -> bool:
         # Without zstandard, zstd data is read as it is: its first record fails, and the
         # error names the extra to install (sniff.foreign).
@@ -144,14 +200,20 @@ class _Chunks:
             self.compression = kind
         return ok
 
-    def _chunks(self, read: Callable[[int], Any]) -> Iterator[bytes | bytearray | memoryview]:
+    def _chunks(
+        self, read: Callable[[int], Any]
+    ) -> Iterator[bytes | bytearray | memoryview | Pending]:
         size = self._read_size
         head = self.head
         counted = self._counted
         if counted is not None:
             read = _failing_as_data(read, counted, self.compression)
         while True:
-            chunk = _checked(read(size), self.name)
+            chunk = read(size)
+            if chunk.__class__ is Pending:  # an asynchronous source's bytes are awaited
+                yield chunk
+                continue
+            chunk = _checked(chunk, self.name)
             if not chunk:
                 return
             if len(head) < sniff.HEAD_SIZE:
@@ -368,14 +430,14 @@ class _ZstdFrames:
         del buf[:at]
 
 
-class SourceReader(Generic[T]):
-    """What every reader of one source shares: :class:`StreamingReader` and
-    :class:`~msgpack_reader_py.arrow.BatchReader` are both one.
+class ReaderBase(Generic[T]):
+    """The lifecycle every reader of one source shares, synchronous or not: opening the
+    source, the decoding loop, closing, and what the reader tells of its progress.
 
-    An iterator and a context manager. It closes only what it opened: a path's file is closed
-    by ``close()``, on leaving the ``with`` block, when the stream is exhausted or fails, and
-    when the reader is garbage-collected; a stream you passed stays open. ``close()`` may be
-    called more than once. A reader belongs to one thread.
+    A reader closes only what it opened: a path's file is closed by ``close()``, when the
+    stream is exhausted or fails, and when the reader is garbage-collected; a stream you passed
+    stays open. ``close()`` may be called more than once. A reader belongs to one thread,
+    except that ``close()`` may come from another to end a reader that follows a file.
     """
 
     record_type: Any
@@ -383,11 +445,11 @@ class SourceReader(Generic[T]):
     max_record_size: int
     _source: _Chunks
     _skipped: SkipLog | None
-    _batches: Generator[list[Any], None, None]
-    _records: Iterator[T]
+    _batches: Generator[list[Any] | Pending, None, None]
     _closed: bool
+    _blocking = True  # a follower sleeps in the reading thread; else it hands its pauses up
 
-    def _start(
+    def _open(
         self,
         source: Source,
         record_type: Any,
@@ -397,25 +459,97 @@ class SourceReader(Generic[T]):
         max_record_size: int,
         read_size: int,
         decompress: bool,
-    ) -> Iterator[Any]:
-        """Open ``source`` and return the iterator of what ``plan`` makes of its records.
+        follow: bool = False,
+    ) -> Generator[list[Any] | Pending, None, None]:
+        """Open ``source`` and return the batches of what ``plan`` makes of its records.
 
         Everything decided once per stream is decided here: the options are checked, the
-        source opened, the decoder and its limits made. A subclass keeps the iterator, or
-        wraps it, as ``_records``: what iterating the reader yields.
+        source opened, the decoder and its limits made.
         """
         check_on_error(on_error)
         _check_sizes(max_record_size, read_size)
         self._closed = True  # until the source is open: close() then has nothing to do
-        self._source = _Chunks(source, read_size, decompress=decompress)
+        follower = None
+        if follow:
+            path = os.fsdecode(source) if isinstance(source, (str, os.PathLike)) else ""
+            follower = Follower(path, blocking=self._blocking)
+        # A followed file is read as it is: a compressed stream cannot be read up to where
+        # its writer has got, so it fails at its first record, naming its compression.
+        self._source = _Chunks(
+            source, read_size, decompress=decompress and not follow, follow=follower
+        )
         self.record_type = record_type
         self.max_record_size = max_record_size
-        unpacker = msgpack.Unpacker(**unpacker_options(max_record_size, read_size))
         self._skipped = SkipLog() if on_error == "skip" else None
         self._closed = False
-        self._batches = records(self._source, unpacker, plan, max_record_size, self._skipped)
-        # Records are handed over in lists: chain steps through each in C.
-        return itertools.chain.from_iterable(self._batches)
+        self._batches = records(self._source, plan, max_record_size, read_size, self._skipped)
+        return self._batches
+
+    def close(self) -> None:
+        """Stop reading and close the source if the reader opened it. Safe to call twice, and
+        from another thread to end following (the reading thread's loop then ends)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._source.stop()
+        try:
+            self._batches.close()
+        except ValueError:
+            # Running in the thread that follows the file: it ends at its next look at the
+            # file, which is at once if it is waiting, and closes the file itself.
+            return
+        self._source.close()
+
+    @property
+    def skipped(self) -> int:
+        """How many records ``on_error="skip"`` has passed over so far (0 in raise mode)."""
+        return 0 if self._skipped is None else self._skipped.count
+
+    @property
+    def errors(self) -> list[RecordError]:
+        """The first 100 record errors that ``on_error="skip"`` passed over, in order."""
+        return [] if self._skipped is None else list(self._skipped.errors)
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` has been called."""
+        return self._closed
+
+    @property
+    def bytes_read(self) -> int:
+        """Bytes read from the source so far; the stream's length once it is exhausted.
+        Following a file, the bytes read of the file being followed."""
+        return self._source.bytes_read
+
+    @property
+    def source_bytes_read(self) -> int:
+        """Bytes taken from the source itself so far: the compressed bytes when the source is
+        compressed, else the same as :attr:`bytes_read`. Against a file's size, the progress
+        made through it."""
+        return self._source.source_bytes_read
+
+    @property
+    def compression(self) -> Compression | None:
+        """``"gzip"``, ``"bzip2"``, ``"xz"`` or ``"zstd"`` when the source is being
+        decompressed, else ``None``; known once the first bytes have been read."""
+        return self._source.compression
+
+    @property
+    def name(self) -> str:
+        """The source's name: its path, its ``name`` attribute, or its type."""
+        return self._source.name
+
+
+class SourceReader(ReaderBase[T]):
+    """What every synchronous reader of one source shares: :class:`StreamingReader` and
+    :class:`~msgpack_reader_py.arrow.BatchReader` are both one.
+
+    An iterator and a context manager (leaving the ``with`` block closes it); its lifecycle
+    is :class:`ReaderBase`'s.
+    """
+
+    _records: Iterator[T]
+    """What iterating the reader yields: ``chained(self._open(...))``, or that wrapped."""
 
     def __iter__(self) -> Iterator[T]:
         # The iterator itself, not ``self``: a ``for`` loop then steps it directly instead
@@ -440,52 +574,6 @@ class SourceReader(Generic[T]):
     ) -> None:
         self.close()
 
-    def close(self) -> None:
-        """Stop reading and close the source if the reader opened it. Safe to call twice."""
-        if self._closed:
-            return
-        self._closed = True
-        self._batches.close()
-        self._source.close()
-
-    @property
-    def skipped(self) -> int:
-        """How many records ``on_error="skip"`` has passed over so far (0 in raise mode)."""
-        return 0 if self._skipped is None else self._skipped.count
-
-    @property
-    def errors(self) -> list[RecordError]:
-        """The first 100 record errors that ``on_error="skip"`` passed over, in order."""
-        return [] if self._skipped is None else list(self._skipped.errors)
-
-    @property
-    def closed(self) -> bool:
-        """Whether ``close()`` has been called."""
-        return self._closed
-
-    @property
-    def bytes_read(self) -> int:
-        """Bytes read from the source so far; the stream's length once it is exhausted."""
-        return self._source.bytes_read
-
-    @property
-    def source_bytes_read(self) -> int:
-        """Bytes taken from the source itself so far: the compressed bytes when the source is
-        compressed, else the same as :attr:`bytes_read`. Against a file's size, the progress
-        made through it."""
-        return self._source.source_bytes_read
-
-    @property
-    def compression(self) -> Compression | None:
-        """``"gzip"``, ``"bzip2"``, ``"xz"`` or ``"zstd"`` when the source is being
-        decompressed, else ``None``; known once the first bytes have been read."""
-        return self._source.compression
-
-    @property
-    def name(self) -> str:
-        """The source's name: its path, its ``name`` attribute, or its type."""
-        return self._source.name
-
 
 class StreamingReader(SourceReader[T]):
     """Read concatenated MessagePack records from ``source`` as typed objects.
@@ -508,7 +596,9 @@ class StreamingReader(SourceReader[T]):
     The reader is an iterator and a context manager. It closes only what it opened: a path's
     file is closed by ``close()``, on leaving the ``with`` block, when the stream is exhausted
     or fails, and when the reader is garbage-collected; a stream you passed stays open.
-    ``close()`` may be called more than once. A reader belongs to one thread.
+    ``close()`` may be called more than once. A reader belongs to one thread, except that
+    ``close()`` may come from another to end a reader that follows a file.
+    :class:`~msgpack_reader_py.aio.AsyncStreamingReader` is the same reader for ``async for``.
 
     Broken data raises a :class:`~msgpack_reader_py.errors.ReaderError` naming the failing
     record's ``index`` and byte ``offset``, after every good record before it was yielded;
@@ -542,6 +632,14 @@ class StreamingReader(SourceReader[T]):
         decompress: read a source whose first bytes are gzip, bzip2, xz or (with the ``zstd``
             extra) zstd through a decompressor, a read at a time; offsets, ``bytes_read`` and
             record sizes then count decompressed bytes. Default ``True``.
+        follow: keep reading a file (``source`` a path) as it grows, like ``tail -F``: at its
+            end the reader waits for more (polling, with pauses that grow to a quarter of a
+            second while nothing arrives) instead of ending, and a record cut off at the end
+            waits for the rest of its bytes. Iteration ends when ``close()`` is called, from
+            any thread; ``KeyboardInterrupt`` ends it as usual. A file truncated or replaced
+            (log rotation) is read again from its start, with a warning on the
+            ``msgpack_reader_py`` logger; indexes and offsets then count from the new start.
+            The file is read as it is (``decompress`` does not apply). Default ``False``.
     """
 
     @overload
@@ -557,6 +655,7 @@ class StreamingReader(SourceReader[T]):
         read_size: int = DEFAULT_READ_SIZE,
         on_error: OnError = "raise",
         decompress: bool = True,
+        follow: bool = False,
     ) -> None: ...
 
     @overload
@@ -572,6 +671,7 @@ class StreamingReader(SourceReader[T]):
         read_size: int = DEFAULT_READ_SIZE,
         on_error: OnError = "raise",
         decompress: bool = True,
+        follow: bool = False,
     ) -> None: ...
 
     @overload
@@ -587,6 +687,7 @@ class StreamingReader(SourceReader[T]):
         read_size: int = DEFAULT_READ_SIZE,
         on_error: OnError = "raise",
         decompress: bool = True,
+        follow: bool = False,
     ) -> None: ...
 
     def __init__(
@@ -601,29 +702,54 @@ class StreamingReader(SourceReader[T]):
         read_size: int = DEFAULT_READ_SIZE,
         on_error: OnError = "raise",
         decompress: bool = True,
+        follow: bool = False,
     ) -> None:
-        if mapper is not None and not callable(mapper):
-            raise TypeError(f"mapper must be callable, got {mapper!r}")
         self.mapper = mapper
-        plan = Plan(
-            record_type, mapper=mapper, ext_hook=ext_hook, forbid_unknown_keys=forbid_unknown_keys
-        )
-        self._records = self._start(
-            source,
-            record_type,
-            plan,
-            on_error=on_error,
-            max_record_size=max_record_size,
-            read_size=read_size,
-            decompress=decompress,
+        self._records = chained(
+            self._open(
+                source,
+                record_type,
+                typed_plan(record_type, mapper, ext_hook, forbid_unknown_keys),
+                on_error=on_error,
+                max_record_size=max_record_size,
+                read_size=read_size,
+                decompress=decompress,
+                follow=follow,
+            )
         )
 
     def __repr__(self) -> str:
-        kind = "mapper=" + getattr(self.mapper, "__qualname__", repr(self.mapper))
-        if self.mapper is None:
-            kind = "record_type=" + self.record_type.__qualname__
-        state = " closed" if self._closed else ""
-        return f"<StreamingReader {self.name!r} {kind}{state}>"
+        return describe_reader(self, self.mapper)
+
+
+def chained(batches: Iterator[list[Any] | Pending]) -> Iterator[Any]:
+    """The records of a synchronous reader's batches, one stream: ``chain`` steps through each
+    batch in C, so a record costs no generator step. (A synchronous source never hands over a
+    :class:`~.decoder.Pending`.)"""
+    return itertools.chain.from_iterable(typing.cast(Iterator[list[Any]], batches))
+
+
+def typed_plan(
+    record_type: Any,
+    mapper: Callable[[Any], Any] | None,
+    ext_hook: ExtHook | None,
+    forbid_unknown_keys: bool,
+) -> Plan:
+    """The plan of a reader of typed records (or of a ``mapper``'s), its options checked."""
+    if mapper is not None and not callable(mapper):
+        raise TypeError(f"mapper must be callable, got {mapper!r}")
+    return Plan(
+        record_type, mapper=mapper, ext_hook=ext_hook, forbid_unknown_keys=forbid_unknown_keys
+    )
+
+
+def describe_reader(reader: ReaderBase[Any], mapper: Callable[[Any], Any] | None) -> str:
+    """A typed reader's ``repr``: its class, source, record type or mapper, and state."""
+    kind = "mapper=" + getattr(mapper, "__qualname__", repr(mapper))
+    if mapper is None:
+        kind = "record_type=" + reader.record_type.__qualname__
+    state = " closed" if reader.closed else ""
+    return f"<{type(reader).__name__} {reader.name!r} {kind}{state}>"
 
 
 @overload
@@ -638,6 +764,7 @@ def read_items(
     read_size: int = DEFAULT_READ_SIZE,
     on_error: OnError = "raise",
     decompress: bool = True,
+    follow: bool = False,
 ) -> Iterator[Item]: ...
 
 
@@ -653,6 +780,7 @@ def read_items(
     read_size: int = DEFAULT_READ_SIZE,
     on_error: OnError = "raise",
     decompress: bool = True,
+    follow: bool = False,
 ) -> Iterator[T]: ...
 
 
@@ -668,6 +796,7 @@ def read_items(
     read_size: int = DEFAULT_READ_SIZE,
     on_error: OnError = "raise",
     decompress: bool = True,
+    follow: bool = False,
 ) -> Iterator[T]: ...
 
 
@@ -682,6 +811,7 @@ def read_items(
     read_size: int = DEFAULT_READ_SIZE,
     on_error: OnError = "raise",
     decompress: bool = True,
+    follow: bool = False,
 ) -> Iterator[Any]:
     """Yield the records of ``source``; the options are :class:`StreamingReader`'s.
 
@@ -698,6 +828,7 @@ def read_items(
         read_size=read_size,
         on_error=on_error,
         decompress=decompress,
+        follow=follow,
     )
     return _drain(reader)
 

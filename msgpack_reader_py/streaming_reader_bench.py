@@ -60,6 +60,7 @@ REFERENCE_BENCHMARKS = (
     "arrow_batches_benchmark",
     "raw_map_unpacker_baseline",
     "map_stream_benchmark",
+    "async_stream_benchmark",
 )
 
 
@@ -150,6 +151,28 @@ def _count_rows(source: Callable[[], Any]) -> Callable[[], int]:
     return run
 
 
+def _count_async(data: bytes) -> Callable[[], int]:
+    """A run of ``AsyncStreamingReader`` over an ``asyncio.StreamReader`` fed ``data``, in an
+    event loop made once (a loop per run would be timed too)."""
+    import asyncio
+
+    from msgpack_reader_py.aio import AsyncStreamingReader
+
+    loop = asyncio.new_event_loop()
+    atexit.register(loop.close)
+
+    async def count() -> int:
+        stream = asyncio.StreamReader()
+        stream.feed_data(data)
+        stream.feed_eof()
+        records = 0
+        async for _record in AsyncStreamingReader(stream):
+            records += 1
+        return records
+
+    return lambda: loop.run_until_complete(count())
+
+
 @functools.cache
 def reference_data() -> bytes:
     """The 10000-record reference stream (seed 42), built once per process."""
@@ -192,6 +215,7 @@ def reference_workloads() -> dict[str, Workload]:
         "arrow_batches_benchmark": (_count_rows(in_memory), len(data)),
         "raw_map_unpacker_baseline": (functools.partial(count_raw, maps), len(maps)),
         "map_stream_benchmark": (_count(functools.partial(io.BytesIO, maps)), len(maps)),
+        "async_stream_benchmark": (_count_async(data), len(data)),
     }
     return {
         name: Workload(name, run, REFERENCE_MESSAGES, size) for name, (run, size) in runs.items()

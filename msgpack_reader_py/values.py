@@ -51,6 +51,7 @@ from .streaming_reader import (
     OnError,
     Source,
     SourceReader,
+    chained,
 )
 
 __all__ = [
@@ -229,7 +230,7 @@ class ValueReader(SourceReader[Any]):
     With ``batches``, each item is a list: a read's records, as the text formats take them.
     ``ext_hook(code, data)`` turns extensions other than the timestamp into values
     (:func:`event_time` for Fluentd's EventTime); an exception it raises is a ``RecordError``,
-    which ``on_error="skip"`` passes over.
+    which ``on_error="skip"`` passes over. ``follow`` is the reader's.
     """
 
     def __init__(
@@ -241,16 +242,20 @@ class ValueReader(SourceReader[Any]):
         max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
         read_size: int = DEFAULT_READ_SIZE,
         on_error: OnError = "raise",
+        follow: bool = False,
     ) -> None:
         plan = Plan(Any, decoder=ValueDecoder(ext_hook), convert=Batches() if batches else None)
-        self._records = self._start(
-            source,
-            Any,
-            plan,
-            on_error=on_error,
-            max_record_size=max_record_size,
-            read_size=read_size,
-            decompress=True,
+        self._records = chained(
+            self._open(
+                source,
+                Any,
+                plan,
+                on_error=on_error,
+                max_record_size=max_record_size,
+                read_size=read_size,
+                decompress=True,
+                follow=follow,
+            )
         )
 
 

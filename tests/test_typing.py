@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from msgpack_reader_py import (
     ITEM_VALUES,
+    AsyncStreamingReader,
     Item,
     ItemTuple,
     ItemValues,
@@ -76,6 +77,17 @@ if TYPE_CHECKING:
         assert_type(StreamingReader(src).bytes_read, int)
         assert_type(StreamingReader(src).closed, bool)
         assert_type(StreamingReader(src).name, str)
+
+    async def _async_checks(src: bytes) -> None:
+        assert_type(AsyncStreamingReader(src), AsyncStreamingReader[Item])
+        assert_type(AsyncStreamingReader(src, MyRecord), AsyncStreamingReader[MyRecord])
+        assert_type(AsyncStreamingReader(src, mapper=to_name), AsyncStreamingReader[str])
+        async with AsyncStreamingReader(src, MyRecord) as reader:
+            assert_type(reader, AsyncStreamingReader[MyRecord])
+            async for record in reader:
+                assert_type(record, MyRecord)
+        assert_type(await anext(AsyncStreamingReader(src, ItemTuple)), ItemTuple)
+        assert_type(AsyncStreamingReader(src).skipped, int)
 
 
 def test_runtime_types_match_the_static_ones() -> None:
