@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from types import TracebackType
 from typing import Any, TypeVar, overload
@@ -226,11 +227,13 @@ class AsyncStreamingReader(ReaderBase[T]):
         # instead of through a Python-level ``__anext__`` per record.
         if self._closed:
             raise ValueError(f"I/O operation on a closed {type(self).__name__}")
+        self._iterating = threading.get_ident()
         return self._records
 
     async def __anext__(self) -> T:
         if self._closed:
             raise ValueError(f"I/O operation on a closed {type(self).__name__}")
+        self._iterating = threading.get_ident()
         return await anext(self._records)
 
     async def __aenter__(self: _A) -> _A:

@@ -15,6 +15,7 @@ import itertools
 import lzma
 import os
 import stat
+import threading
 import typing
 from collections.abc import Callable, Generator, Iterator
 from types import TracebackType
@@ -128,6 +129,11 @@ class _Chunks:
         return self.bytes_read if self._counted is None else self._counted.count
 
     @property
+    def following(self) -> bool:
+        """Whether the source is a followed file."""
+        return self._follow is not None
+
+    @property
     def stopped(self) -> bool:
         """Whether following was stopped (by the reader's ``close()``)."""
         return self._follow is not None and self._follow.stopped
@@ -180,7 +186,10 @@ class _Chunks:
         while not follow.stopped:
             stream = self._stream
             before = self.bytes_read
-            yield from self._chunks(stream.read1)
+            for chunk in self._chunks(stream.read1):
+                if follow.stopped:  # closed from another thread: no more reads
+                    return
+                yield chunk
             if self.bytes_read != before:
                 follow.arrived()
             why = follow.changed(stream)
@@ -447,6 +456,7 @@ class ReaderBase(Generic[T]):
     _skipped: SkipLog | None
     _batches: Generator[list[Any] | Pending, None, None]
     _closed: bool
+    _iterating: int | None = None  # the thread that iterates, once one has
     _blocking = True  # a follower sleeps in the reading thread; else it hands its pauses up
 
     def _open(
@@ -492,6 +502,10 @@ class ReaderBase(Generic[T]):
             return
         self._closed = True
         self._source.stop()
+        if self._source.following and self._iterating not in (None, threading.get_ident()):
+            # The thread that iterates ends at its next read or look at the file, and closes
+            # the file itself: stepping its generator from here would race with it.
+            return
         try:
             self._batches.close()
         except ValueError:
@@ -556,11 +570,13 @@ class SourceReader(ReaderBase[T]):
         # of paying for a Python-level ``__next__`` call per record.
         if self._closed:
             raise ValueError(f"I/O operation on a closed {type(self).__name__}")
+        self._iterating = threading.get_ident()
         return self._records
 
     def __next__(self) -> T:
         if self._closed:
             raise ValueError(f"I/O operation on a closed {type(self).__name__}")
+        self._iterating = threading.get_ident()
         return next(self._records)
 
     def __enter__(self: _R) -> _R:
