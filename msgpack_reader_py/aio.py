@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import io
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from types import TracebackType
@@ -52,21 +53,23 @@ class _Awaited:
             self._chunks = aiter(source)
         self._chunk: Any = None
         self._ended = False
+        self._size = 0  # what the loop asked for last
         self.name = getattr(source, "name", None)
 
     def read1(self, size: int) -> Any:
         chunk = self._chunk
         if chunk is None:
+            self._size = size
             return b"" if self._ended else READ_MORE
         self._chunk = None
         return chunk
 
     read = read1
 
-    async def fill(self, size: int) -> None:
-        """Await the source's next chunk (at most ``size`` bytes of a stream)."""
+    async def fill(self) -> None:
+        """Await the source's next chunk (of a stream, at most what the loop asked for)."""
         if self._read is not None:
-            chunk = self._read(size)
+            chunk = self._read(self._size)
             if inspect.isawaitable(chunk):
                 chunk = await chunk
             self._ended = not chunk
@@ -86,8 +89,12 @@ class _Awaited:
 
 def _is_async(source: Any) -> bool:
     """Whether ``source`` is read by awaiting: a stream with ``async def read`` (an
-    ``asyncio.StreamReader``), a ``read`` that returns awaitables, or an async iterable."""
-    if isinstance(source, (str, bytes, bytearray, memoryview)) or hasattr(source, "__fspath__"):
+    ``asyncio.StreamReader``), a ``read`` that returns awaitables, or an async iterable. A
+    path, bytes or a blocking stream (an ``io`` object) is read as the synchronous reader
+    reads it."""
+    if isinstance(source, (str, bytes, bytearray, memoryview, io.IOBase)):
+        return False
+    if hasattr(source, "__fspath__"):
         return False
     return callable(getattr(source, "read", None)) or hasattr(source, "__aiter__")
 
@@ -193,7 +200,6 @@ class AsyncStreamingReader(ReaderBase[T]):
     ) -> None:
         self.mapper = mapper
         self._awaited = _Awaited(source) if not follow and _is_async(source) else None
-        self._read_size = read_size
         self._open(
             source if self._awaited is None else self._awaited,
             record_type,
@@ -213,7 +219,7 @@ class AsyncStreamingReader(ReaderBase[T]):
                 if isinstance(batch, Pending):
                     if batch.delay is None:
                         assert awaited is not None  # only an awaited source has nothing yet
-                        await awaited.fill(self._read_size)
+                        await awaited.fill()
                     else:
                         await asyncio.sleep(batch.delay)
                     continue

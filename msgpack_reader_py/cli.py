@@ -31,6 +31,7 @@ from .decoder import logger
 from .engine import record_decoder
 from .errors import ReaderError, RecordError, RecordTooLargeError
 from .ext import fluentd_event_time
+from .follow import check_followable
 from .generator import DEFAULT_SEED, get_iter, pack_items, write_items
 from .infer import DEFAULT_SAMPLE, InferenceError
 from .model import Item
@@ -355,11 +356,10 @@ def _check_followed(parser: argparse.ArgumentParser, sources: Sequence[str]) -> 
             "--follow follows one file: give one SOURCE, a path (stdin needs no --follow: it "
             "is read until it ends)"
         )
-    if os.path.exists(sources[0]) and not os.path.isfile(sources[0]):
-        parser.error(
-            f"--follow follows a regular file, and {sources[0]} is not one (a pipe is read "
-            "until its writer closes it, without --follow)"
-        )
+    try:
+        check_followable(sources[0])
+    except ValueError as exc:
+        parser.error(f"--follow: {exc}")
 
 
 def _interrupted() -> int:

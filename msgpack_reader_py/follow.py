@@ -12,19 +12,35 @@ on from the file already open.
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from collections.abc import Iterator
 from typing import IO
 
 from .decoder import Pending
 
-__all__ = ["FIRST_WAIT", "LONGEST_WAIT", "Follower"]
+__all__ = ["FIRST_WAIT", "LONGEST_WAIT", "Follower", "check_followable"]
 
 FIRST_WAIT = 0.01
 """Seconds before a follower first looks again at a file with nothing new in it."""
 
 LONGEST_WAIT = 0.25
 """The longest pause, in seconds, between two looks at a file with nothing new in it."""
+
+
+def check_followable(path: str) -> None:
+    """Refuse (``ValueError``) a ``path`` that names something other than a regular file: a
+    pipe or a device has no end to wait at, no size to see truncation by. A path that names
+    nothing passes: opening it says so."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        raise ValueError(
+            f"{path} is not a regular file (a pipe is read until its writer closes it, "
+            "without following)"
+        )
 
 
 class Follower:

@@ -14,7 +14,6 @@ import io
 import itertools
 import lzma
 import os
-import stat
 import threading
 import typing
 from collections.abc import Callable, Generator, Iterator
@@ -25,7 +24,7 @@ from . import sniff
 from .decoder import CompressedDataError, Pending, Plan, Reopened, SkipLog, records
 from .engine import ExtHook
 from .errors import RecordError
-from .follow import Follower
+from .follow import Follower, check_followable
 from .model import Item
 from .sniff import Compression
 
@@ -74,14 +73,24 @@ class _Chunks:
         read_size: int,
         *,
         decompress: bool = True,
-        follow: Follower | None = None,
+        follow: bool = False,
+        blocking: bool = True,
     ) -> None:
-        if follow is not None and not isinstance(source, (str, os.PathLike)):
-            raise TypeError(
-                f"follow=True follows a file by its path; got {type(source).__name__} (a pipe "
-                "or socket needs no following: the reader waits for its bytes anyway)"
-            )
-        self._follow = follow
+        self._follow: Follower | None = None
+        if follow:
+            if not isinstance(source, (str, os.PathLike)):
+                raise TypeError(
+                    f"follow=True follows a file by its path; got {type(source).__name__} (a "
+                    "pipe or socket needs no following: the reader waits for its bytes anyway)"
+                )
+            try:
+                check_followable(os.fsdecode(source))
+            except ValueError as exc:
+                raise ValueError(f"follow=True: {exc}") from None
+            self._follow = Follower(os.fsdecode(source), blocking=blocking)
+            # Read as it is: a compressed stream cannot be read up to where its writer has
+            # got, so it fails at its first record, naming its compression.
+            decompress = False
         self.bytes_read = 0
         self.owned = False
         self.compression: Compression | None = None
@@ -100,12 +109,6 @@ class _Chunks:
             self._stream = open(source, "rb")  # noqa: SIM115 - closed by close()
             self.owned = True
             self.name = self.source = os.fsdecode(source)
-            if follow is not None and not stat.S_ISREG(os.fstat(self._stream.fileno()).st_mode):
-                self._stream.close()
-                raise ValueError(
-                    f"follow=True follows a regular file, and {self.name} is not one (a pipe "
-                    "is read until its writer closes it, without following)"
-                )
         elif isinstance(source, io.TextIOBase):
             raise TypeError(
                 f"{source!r} is a text stream; open it in binary mode ('rb') or pass .buffer"
@@ -479,14 +482,8 @@ class ReaderBase(Generic[T]):
         check_on_error(on_error)
         _check_sizes(max_record_size, read_size)
         self._closed = True  # until the source is open: close() then has nothing to do
-        follower = None
-        if follow:
-            path = os.fsdecode(source) if isinstance(source, (str, os.PathLike)) else ""
-            follower = Follower(path, blocking=self._blocking)
-        # A followed file is read as it is: a compressed stream cannot be read up to where
-        # its writer has got, so it fails at its first record, naming its compression.
         self._source = _Chunks(
-            source, read_size, decompress=decompress and not follow, follow=follower
+            source, read_size, decompress=decompress, follow=follow, blocking=self._blocking
         )
         self.record_type = record_type
         self.max_record_size = max_record_size
@@ -506,12 +503,7 @@ class ReaderBase(Generic[T]):
             # The thread that iterates ends at its next read or look at the file, and closes
             # the file itself: stepping its generator from here would race with it.
             return
-        try:
-            self._batches.close()
-        except ValueError:
-            # Running in the thread that follows the file: it ends at its next look at the
-            # file, which is at once if it is waiting, and closes the file itself.
-            return
+        self._batches.close()
         self._source.close()
 
     @property

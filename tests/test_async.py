@@ -40,6 +40,7 @@ from msgpack_reader_py import (
     pack_items,
 )
 from msgpack_reader_py.aio import _Awaited
+from msgpack_reader_py.decoder import READ_MORE
 
 from .helpers import examples, is_open
 
@@ -255,7 +256,7 @@ def test_options_are_checked_at_construction() -> None:
         AsyncStreamingReader(DATA, mapper=3)  # type: ignore[call-overload]
     with pytest.raises(TypeError, match="follows a file by its path"):
         AsyncStreamingReader(io.BytesIO(DATA), follow=True)
-    with pytest.raises(ValueError, match="follows a regular file, and /dev/null is not one"):
+    with pytest.raises(ValueError, match="follow=True: /dev/null is not a regular file"):
         AsyncStreamingReader("/dev/null", follow=True)
 
 
@@ -628,9 +629,11 @@ def test_the_awaited_source_wrapper_reports_the_end_once() -> None:
 
     async def main() -> None:
         awaited = _Awaited(stream_of(b"ab"))
-        await awaited.fill(10)
+        assert awaited.read1(10) is READ_MORE
+        await awaited.fill()
         assert awaited.read1(10) == b"ab"
-        await awaited.fill(10)
+        assert awaited.read1(10) is READ_MORE
+        await awaited.fill()
         assert awaited.read1(10) == b""
         assert awaited.read1(10) == b""
 

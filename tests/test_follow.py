@@ -404,6 +404,31 @@ def test_a_path_renamed_away_is_waited_for_while_the_old_file_is_read_on(
     assert not is_open(rotated)
 
 
+def test_a_file_truncated_then_renamed_away_is_read_again_through_its_open_handle(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, looks: Looks
+) -> None:
+    """No file at the path to reopen: the truncated file still open is read from its start."""
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    items = list(get_iter(6, seed=2))
+    path = tmp_path / "app.msgpack"
+    path.write_bytes(pack_items(items))
+    reader = StreamingReader(path, follow=True)
+    tail = Tail(reader)
+    caught_up(tail, len(items), looks)
+    with open(path, "r+b") as log:
+        log.truncate(0)
+    rotated = path.with_name("app.msgpack.1")
+    os.rename(path, rotated)
+    append(rotated, pack_items(items[:2]))
+    caught_up(tail, len(items) + 2, looks)
+    assert tail.got == items + items[:2]
+    assert len(notes(caplog)) == 1
+    assert notes(caplog)[0].startswith(f"{path} was truncated (to ")
+    reader.close()
+    tail.ended_quietly()
+    assert not is_open(rotated)
+
+
 @pytest.mark.parametrize("partial", [0, 25], ids=["at-a-boundary", "inside-a-record"])
 def test_a_file_truncated_in_place_is_read_again_from_its_start(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, looks: Looks, partial: int
@@ -655,6 +680,11 @@ def test_follow_refuses_an_open_file(tmp_path: Path) -> None:
     path.write_bytes(pack_items(get_iter(2)))
     with open(path, "rb") as stream, pytest.raises(TypeError, match=r"by its path"):
         StreamingReader(stream, follow=True)
+
+
+def test_follow_refuses_a_path_that_is_not_a_regular_file() -> None:
+    with pytest.raises(ValueError, match=r"follow=True: /dev/null is not a regular file"):
+        StreamingReader("/dev/null", follow=True)
 
 
 def test_a_followed_gzip_file_is_read_as_it_is_and_fails_naming_gzip(tmp_path: Path) -> None:
@@ -966,6 +996,35 @@ def test_follow_takes_exactly_one_path(
     assert err.count("\n") == 1, err
     assert err.startswith("error: --follow follows one file: give one SOURCE, a path"), err
     assert "Traceback" not in err
+
+
+def test_follow_refuses_a_path_that_is_not_a_regular_file_as_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["dump", "-f", "/dev/null"])
+    assert info.value.code == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.startswith("error: --follow: /dev/null is not a regular file")
+    assert err.count("\n") == 1
+
+
+def test_ctrl_c_with_a_broken_stdout_still_exits_130_quietly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Broken:
+        def flush(self) -> None:
+            raise BrokenPipeError
+
+        def fileno(self) -> int:
+            raise ValueError("no descriptor")
+
+    def interrupted(_: Any) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sys, "stdout", Broken())
+    monkeypatch.setattr("msgpack_reader_py.cli._run_read", interrupted)
+    assert main(["read", "x.msgpack"]) == EXIT_INTERRUPTED
 
 
 def test_truncated_stream_error_is_still_raised_without_follow(tmp_path: Path) -> None:
