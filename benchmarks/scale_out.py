@@ -119,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
                 threads_per_worker=1,
                 processes=True,
                 dashboard_address=None,
+                # The scheduler still serves HTTP (health, metrics) when its dashboard is off;
+                # any free port, not 8787, which another cluster on the machine may hold.
+                scheduler_kwargs={"dashboard_address": ":0"},
             ) as cluster,
             Client(cluster),
         ):
