@@ -22,6 +22,8 @@ import msgpack
 import msgspec
 
 from msgpack_reader_py import ITEM_VALUES, Item, ItemTuple, StreamingReader
+from msgpack_reader_py.decoder import Run, runs
+from msgpack_reader_py.streaming_reader import DEFAULT_MAX_RECORD_SIZE, DEFAULT_READ_SIZE
 from msgpack_reader_py.streaming_reader_bench import (
     count_raw,
     counter,
@@ -130,6 +132,59 @@ def _msgspec_structs(data: bytes) -> Iterator[ItemStruct]:
         yield from decode(b"\xdd" + len(marks).to_bytes(4, "big") + batch)
 
 
+def _framed_by_skips(data: bytes) -> int:
+    """The former framing alone: each chunk's records skipped a call each, most of them in
+    batches (``islice(iter(skip, 1), n)``, ``n`` half of what the average size says is left)
+    with one ``tell()`` per batch, the last few noting each end. Returns the records framed."""
+    unpacker = msgpack.Unpacker()
+    source = io.BytesIO(data)
+    index = start = read = 0
+    skipped: list[None] = []
+    while chunk := source.read1(DEFAULT_READ_SIZE):
+        unpacker.feed(chunk)
+        read += len(chunk)
+        average = start // index if index else 0
+        end = start
+        ends: list[int] = []
+        with contextlib.suppress(msgpack.OutOfData):
+            while average and (batch := (read - end) // (2 * average)) >= 16:
+                skipped.clear()
+                skipped.extend(itertools.islice(iter(unpacker.skip, 1), batch))
+                index += batch
+                end = unpacker.tell()
+            skips = zip(iter(unpacker.skip, 1), iter(unpacker.tell, -1), strict=False)
+            ends.extend(tell for _, tell in skips)
+        index += len(ends)
+        start = ends[-1] if ends else end
+    return index
+
+
+class _Reads:
+    """The chunks ``decoder.runs`` frames: ``data`` read as the reader reads a stream."""
+
+    def __init__(self, data: bytes) -> None:
+        self._stream = io.BytesIO(data)
+        self.bytes_read = 0
+        self.stopped = False
+        self.source: str | None = None
+        self.head = bytearray()
+
+    def __iter__(self) -> Iterator[bytes]:
+        while chunk := self._stream.read1(DEFAULT_READ_SIZE):
+            self.bytes_read += len(chunk)
+            yield chunk
+
+    def close(self) -> None:
+        self._stream.close()
+
+
+def _framed_in_arrays(data: bytes) -> int:
+    """The reader's framing alone (``decoder.runs``): most records skipped as arrays of them,
+    one call per batch. Returns the records framed."""
+    framed = runs(_Reads(data), DEFAULT_MAX_RECORD_SIZE, DEFAULT_READ_SIZE)
+    return sum(run.count for run in framed if isinstance(run, Run))
+
+
 def workloads() -> dict[str, Callable[[], int]]:
     data = reference_data()
 
@@ -146,6 +201,8 @@ def workloads() -> dict[str, Callable[[], int]]:
         "named_tuple_records": counter(reader(record_type=ItemTuple)),
         "fast_stream_benchmark": counter(reader(record_type=ITEM_VALUES)),
         "msgspec_structs": counter(functools.partial(_msgspec_structs, data)),
+        "framing_record_at_a_time": functools.partial(_framed_by_skips, data),
+        "framing_in_arrays": functools.partial(_framed_in_arrays, data),
     }
 
 

@@ -2,8 +2,10 @@
 
 Two stages, each doing its work per chunk, not per record:
 
-- **Framing** (:func:`runs`): each chunk is fed to a ``msgpack.Unpacker`` that only *skips*
-  records, noting where each ends (``skip``/``tell`` pairs, collected by C code). msgpack
+- **Framing** (:func:`runs`): each chunk's records are only *skipped* by a
+  ``msgpack.Unpacker``, most of them in batches of one call each (a batch skipped as one array
+  behind an array header), the last few noting where each ends (``skip``/``tell`` pairs,
+  collected by C code). msgpack
   keeps the stream's error contract: a record cut off at the end, bytes that are not
   MessagePack, nesting too deep, a record over ``max_record_size`` or a header that declares
   more (seen as soon as the header arrives, :mod:`.wire`). It hands over *runs*: the bytes of
@@ -283,6 +285,49 @@ def _skipping(skip: Callable[[], None], tell: Callable[[], int]) -> Iterator[int
     return map(_second, zip(iter(skip, 1), iter(tell, -1), strict=False))
 
 
+def _batches(pieces: list[Chunk], start: int, read: int, average: int) -> tuple[int, int, Any]:
+    """Pass over most complete records of ``pieces`` (the bytes from the record at ``start``
+    to ``read``) in a few C calls: each batch, as many records as three quarters of what is
+    left holds at ``average`` bytes each (0: what the first few say), is skipped as one array
+    of them, behind an array header. Skipping a record alone costs a call as much as the skip
+    itself.
+
+    Returns the records passed over, where the last ends, and the bytes from there on (``None``
+    when no batch was passed over). A batch that does not end inside the bytes (records
+    longer than the average) is halved; broken data stops the batches: the caller's skips, a
+    record at a time, locate whatever is there.
+    """
+    data = memoryview(b"".join(pieces))
+    if not average:  # the stream's first records: their size is what a few of them say
+        probe = msgpack.Unpacker(max_buffer_size=len(data))
+        probe.feed(data)
+        try:
+            for _ in range(_SMALL_BATCH):
+                probe.skip()
+        except (msgpack.UnpackException, ValueError):
+            return 0, start, None
+        average = max(probe.tell() // _SMALL_BATCH, 1)
+    count = 0
+    end = start
+    batch = (read - end) * 3 // (4 * average)
+    while batch >= _SMALL_BATCH:
+        rest = data[end - start :]
+        unpacker = msgpack.Unpacker(max_buffer_size=_RUN_HEADER_SIZE + len(rest))
+        unpacker.feed(_run_header(batch))
+        unpacker.feed(rest)
+        try:
+            unpacker.skip()
+        except msgpack.OutOfData:
+            batch //= 2
+            continue
+        except (msgpack.UnpackException, ValueError):
+            break
+        count += batch
+        end += unpacker.tell() - _RUN_HEADER_SIZE
+        batch = (read - end) * 3 // (4 * average)
+    return count, end, data[end - start :] if count else None
+
+
 def _run_header(count: int) -> bytes:
     """The array header a run's records are decoded behind, in one msgspec call."""
     return _RUN_HEADER + count.to_bytes(4, "big")
@@ -338,12 +383,12 @@ def runs(chunks: ChunkSource, limit: int, read_size: int) -> Iterator[Run | Pend
     A :class:`Pending` from the chunks is yielded as it is."""
     options = unpacker_options(limit, read_size)
     unpacker = msgpack.Unpacker(**options)
-    feed, skip, tell = unpacker.feed, unpacker.skip, unpacker.tell
+    base = 0  # the stream offset of the unpacker's first byte
     index = 0  # records framed so far
     start = 0  # where the next record starts
     carry: list[Chunk] = []  # the bytes read from ``start`` on
     inspected = 0  # how many of the unfinished record's first bytes were read for sizes
-    skipped: list[None] = []  # what skip returns, to count the records of a batch
+    average = 0  # bytes per record of the latest run
     chunk_iterator = iter(chunks)
     while True:
         try:
@@ -361,41 +406,33 @@ def runs(chunks: ChunkSource, limit: int, read_size: int) -> Iterator[Run | Pend
         if chunk.__class__ is Reopened:
             _note_reopened(chunks, chunk.why, carry, index, start)
             unpacker = msgpack.Unpacker(**options)
-            feed, skip, tell = unpacker.feed, unpacker.skip, unpacker.tell
-            index = start = inspected = 0
+            base = index = start = inspected = average = 0
             carry = []
             continue
         read = chunks.bytes_read
-        feed(chunk)
-        count = 0  # records completed in this chunk
-        end = start  # where the last of them ends
+        # Most of the chunk's records are passed over in a few calls (_batches); the last few
+        # one at a time, noting where each ends: the unpacker's position is a record's end only
+        # after a skip that succeeds. The unpacker then starts afresh where the batches end.
+        count, end, rest = 0, start, None
+        if read - start <= 2 * len(chunk):  # not inside one large record
+            count, end, rest = _batches([*carry, chunk], start, read, average)
+        if rest is None:
+            unpacker.feed(chunk)
+        else:
+            unpacker = msgpack.Unpacker(**options)
+            unpacker.feed(rest)
+            base = end
         failure: Exception | None = None
-        # Most of the chunk's records are skipped in batches that surely end before the
-        # chunk does (half of what the records' average size says is left), with one look at
-        # where each batch ends. The last few are skipped one at a time, noting where each
-        # ends: the unpacker's position is a record's end only after a skip that succeeds.
-        average = start // index if index else 0
         ends: list[int] = []
         try:
-            while average and (batch := (read - end) // (2 * average)) >= _SMALL_BATCH:
-                skipped.clear()
-                try:
-                    skipped.extend(itertools.islice(iter(skip, 1), batch))
-                finally:
-                    if skipped and len(skipped) < batch:  # a batch cut short by an exception
-                        whole = b"".join([*carry, chunk])[end - start :]
-                        end = _record_ends(whole, end, len(skipped))[-1]
-                        count += len(skipped)
-                count += batch
-                end = tell()
-            ends.extend(_skipping(skip, tell))
+            ends.extend(_skipping(unpacker.skip, unpacker.tell))
         except msgpack.OutOfData:
             pass
         except (msgpack.UnpackException, ValueError) as exc:
             failure = exc
         if ends:
             count += len(ends)
-            end = ends[-1]
+            end = base + ends[-1]
         if not count:
             carry.append(chunk)
             if failure is None:
@@ -415,7 +452,7 @@ def runs(chunks: ChunkSource, limit: int, read_size: int) -> Iterator[Run | Pend
                 continue
         else:
             cut = end - (read - len(chunk))
-            data = b"".join([_run_header(count), *carry, chunk[:cut]])
+            data = b"".join([_run_header(count), *carry, memoryview(chunk)[:cut]])
             run = Run(index, start, count, end, data)
             if end - start > limit:
                 # Only then can a record of this run be over the limit.
@@ -431,6 +468,7 @@ def runs(chunks: ChunkSource, limit: int, read_size: int) -> Iterator[Run | Pend
                         run.offset(over),
                     )
             yield run
+            average = (end - start) // count  # of the latest records: sizes may drift
             index += count
             start = end
             carry = [memoryview(chunk)[cut:]] if cut < len(chunk) else []
@@ -438,9 +476,9 @@ def runs(chunks: ChunkSource, limit: int, read_size: int) -> Iterator[Run | Pend
         if failure is not None:
             # A header before the failure that declares too much is the first thing wrong,
             # however the bytes were split into reads; headers after it are never looked at.
-            _check_declared(carry, start, limit, index, tell() - start)
+            _check_declared(carry, start, limit, index, base + unpacker.tell() - start)
             raise _decode_error(failure, index, start) from failure
-        if _tail_may_claim_too_much(chunk, read, tell(), limit):
+        if _tail_may_claim_too_much(chunk, read, base + unpacker.tell(), limit):
             # Confirmed the slow way, so that a lookalike inside a value costs a look at the
             # headers, never a false refusal; a true claim fails now, not after more reads.
             _check_declared(carry, start, limit, index)

@@ -143,3 +143,23 @@ def test_a_mapper_that_refuses_every_record_leaves_nothing_in_skip_mode() -> Non
     reader = StreamingReader(msgpack.packb([1]) * 3, mapper=lambda v: v["no"], on_error="skip")
     assert list(reader) == []
     assert reader.skipped == 3
+
+
+@pytest.mark.parametrize("bad", [None, 2100, 3999])
+def test_records_that_grow_mid_stream_are_framed_and_located(bad: int | None) -> None:
+    # A batch sized by the small records before it runs past the chunk's end once records
+    # grow tenfold: it is halved until it fits, and every record and offset stays exact.
+    payloads = [b"s" * 4 if i < 2000 else b"x" * 60 for i in range(4000)]
+    records = [msgpack.packb([i, p]) for i, p in enumerate(payloads)]
+    starts = [sum(map(len, records[:i])) for i in range(len(records) + 1)]
+    data = b"".join(records)
+    expected = [Sized(i, p) for i, p in enumerate(payloads)]
+    if bad is None:
+        assert list(StreamingReader(io.BytesIO(data), Sized)) == expected
+        return
+    at = starts[bad]
+    got: list[Sized] = []
+    with pytest.raises(DecodeError) as info:
+        got.extend(StreamingReader(io.BytesIO(data[:at] + b"\xc1" + data[at:]), Sized))
+    assert (info.value.index, info.value.offset) == (bad, at)
+    assert got == expected[:bad]
