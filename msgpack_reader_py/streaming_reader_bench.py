@@ -33,6 +33,8 @@ from msgpack_reader_py import ITEM_VALUES, Item, StreamingReader, get_iter, pack
 
 __all__ = [
     "MESSAGE_SIZES",
+    "PAIRED",
+    "PAIRED_TURNS",
     "REFERENCE_BENCHMARKS",
     "ItemStruct",
     "SizedRecord",
@@ -41,6 +43,7 @@ __all__ = [
     "counter",
     "main",
     "message_size_workload",
+    "paired_timer",
     "reference_run_timer",
     "reference_runs",
     "reference_workloads",
@@ -76,6 +79,26 @@ class ItemStruct(msgspec.Struct, array_like=True):
     value: float
     filename: str
     path: str
+
+
+PAIRED = {
+    "in_memory_stream_benchmark": "raw_unpacker_baseline",
+    "fast_stream_benchmark": "raw_unpacker_baseline",
+    "struct_stream_benchmark": "raw_unpacker_baseline",
+    "arrow_batches_benchmark": "raw_unpacker_baseline",
+    "map_stream_benchmark": "raw_map_unpacker_baseline",
+    "file_stream_benchmark": "in_memory_stream_benchmark",
+    "async_stream_benchmark": "in_memory_stream_benchmark",
+}
+"""The benchmarks a speed target is set for, each with the one it is a ratio of.
+
+Each also runs as ``paired/<name>``: whole passes of the two in turn, in the same worker, and
+its values are the ratio of their times (unit ``integer``: a plain number, not seconds). The
+machines here are shared; a neighbour's load that lasts seconds to minutes moves benchmarks
+run one after the other by 20% or more against each other, but moves both of a pair alike.
+"""
+PAIRED_TURNS = 8
+"""Passes of each of a pair per value of ``paired/<name>``."""
 
 
 @dataclass(slots=True)
@@ -284,6 +307,17 @@ def main() -> None:
             _timed(functools.partial(_reference_workload, name)),
             metadata={"records": REFERENCE_MESSAGES, "stream_bytes": sizes["map" in name]},
         )
+    for name, of in PAIRED.items():
+        runner.bench_time_func(
+            f"paired/{name}",
+            paired_timer(name, of),
+            metadata={
+                "unit": "integer",
+                "paired_with": of,
+                "records": REFERENCE_MESSAGES,
+                "stream_bytes": sizes["map" in name],
+            },
+        )
     for size in MESSAGE_SIZES:
         metadata = {"records": _sized_layout(size)[0], "stream_bytes": _message_size_bytes(size)}
         for raw in (True, False):
@@ -311,6 +345,23 @@ def reference_run_timer(
     def time_func(loops: int) -> float:
         size = len(reference_data())
         return Workload(name, runs()[name], REFERENCE_MESSAGES, size).time(loops)
+
+    return time_func
+
+
+def paired_timer(name: str, of: str) -> Callable[[int], float]:
+    """pyperf's time function of ``paired/<name>``: ``loops`` times ``PAIRED_TURNS`` whole
+    passes of ``name`` and of ``of``, in turn (which goes first alternates), in one worker.
+    Returns their time ratio times ``loops``, as pyperf divides what it gets by ``loops``."""
+
+    def time_func(loops: int) -> float:
+        workloads = reference_workloads()
+        pair = (workloads[name], workloads[of])
+        spent = [0.0, 0.0]
+        for turn in range(loops * PAIRED_TURNS):
+            for which in (turn % 2, 1 - turn % 2):
+                spent[which] += pair[which].time(1)
+        return loops * spent[0] / spent[1]
 
     return time_func
 

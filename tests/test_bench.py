@@ -77,12 +77,20 @@ def test_main_registers_every_benchmark_with_its_size(monkeypatch: pytest.Monkey
     monkeypatch.setitem(sys.modules, "pyperf", type(sys)("pyperf"))
     monkeypatch.setattr(sys.modules["pyperf"], "Runner", FakeRunner, raising=False)
     bench.main()
-    expected = [*bench.REFERENCE_BENCHMARKS]
+    expected = [*bench.REFERENCE_BENCHMARKS, *(f"paired/{name}" for name in bench.PAIRED)]
     for size in bench.MESSAGE_SIZES:
         expected += [f"message_size_raw/{size}", f"message_size/{size}"]
     assert list(registered) == expected
     time_func, metadata = registered["in_memory_stream_benchmark"]
     assert metadata == {"records": REFERENCE_MESSAGES, "stream_bytes": REFERENCE_SIZE}
+    assert time_func(1) > 0
+    time_func, metadata = registered["paired/map_stream_benchmark"]
+    assert metadata == {
+        "unit": "integer",
+        "paired_with": "raw_map_unpacker_baseline",
+        "records": REFERENCE_MESSAGES,
+        "stream_bytes": len(bench.reference_map_data()),
+    }
     assert time_func(1) > 0
     time_func, metadata = registered["message_size/512"]
     assert metadata["stream_bytes"] == bench.message_size_workload(512).size
@@ -98,3 +106,25 @@ def test_write_result_writes_indented_json(
     bench.write_result(result, "-" if to_stdout else str(path))
     text = capsys.readouterr().out if to_stdout else path.read_text()
     assert text == json.dumps(result, indent=2) + "\n"
+
+
+def test_a_paired_value_is_the_ratio_of_the_two_timed_in_turn(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    timed: list[str] = []
+    seconds = {"fast_stream_benchmark": 3.0, "raw_unpacker_baseline": 2.0}
+
+    def fake_time(self: bench.Workload, loops: int) -> float:
+        assert loops == 1  # whole passes, one at a time
+        timed.append(self.name)
+        return seconds[self.name]
+
+    monkeypatch.setattr(bench.Workload, "time", fake_time)
+    # pyperf divides what the time function returns by its loops: a value is the ratio itself.
+    assert bench.paired_timer("fast_stream_benchmark", "raw_unpacker_baseline")(2) == 3.0
+    turns = 2 * bench.PAIRED_TURNS
+    assert len(timed) == 2 * turns
+    # Which of the two goes first alternates, so neither always runs on the other's warm cache.
+    firsts = timed[::2]
+    assert firsts == ["fast_stream_benchmark", "raw_unpacker_baseline"] * (turns // 2)
+    assert all(a != b for a, b in zip(timed[::2], timed[1::2], strict=True))
