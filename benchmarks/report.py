@@ -59,7 +59,7 @@ WHAT = {
     "fast_stream_benchmark": "`StreamingReader(io.BytesIO(data), ITEM_VALUES)`: validated typed "
     "tuples",
     "struct_stream_benchmark": "`StreamingReader(io.BytesIO(data), ItemStruct)`: an "
-    "`array_like` `msgspec.Struct`, validated",
+    "`array_like`, `gc=False` `msgspec.Struct`, validated",
     "arrow_batches_benchmark": "`read_batches(io.BytesIO(data))`: validated Arrow columns",
     MAP_BASELINE: "plain `msgpack.Unpacker` over the same records written as maps keyed by "
     "field name, values counted: the floor for map-shaped data",
@@ -532,9 +532,10 @@ def write(
         "tuple msgspec decoded, typed `ItemValues = tuple[int, int, int, int, int, float, str, "
         "str]` (arrays only: a tuple has no field names), and an `array_like` "
         "`msgspec.Struct` such as the harness's `ItemStruct`, which msgspec builds in C with "
-        "named fields; both keep the error contract of `Item`. Choose them for many small "
-        "records; `ItemTuple` (a NamedTuple) when you want named, immutable fields, `Item` "
-        "for a mutable dataclass.",
+        "named fields (`gc=False`: a record of scalars is never part of a reference cycle, so "
+        "the garbage collector need not track it); both keep the error contract of `Item`. "
+        "Choose them for many small records; `ItemTuple` (a NamedTuple) when you want named, "
+        "immutable fields, `Item` for a mutable dataclass.",
         "",
         "## Record size sweep (`message_size/<N>`)",
         "",

@@ -25,6 +25,7 @@ from msgpack_reader_py import ITEM_VALUES, Item, ItemTuple, StreamingReader
 from msgpack_reader_py.decoder import Run, runs
 from msgpack_reader_py.streaming_reader import DEFAULT_MAX_RECORD_SIZE, DEFAULT_READ_SIZE
 from msgpack_reader_py.streaming_reader_bench import (
+    ItemStruct,
     count_raw,
     counter,
     reference_data,
@@ -36,17 +37,6 @@ _USUAL = (int, int, int, int, int, float, str, str)
 """The value types of a valid ``Item`` record, as the former ``validate=True`` expected them."""
 _ACCEPTED = frozenset({_USUAL, (int, int, int, int, int, int, str, str)})
 """Every tuple of value types a valid ``Item`` could have (an int is taken for a float)."""
-
-
-class ItemStruct(msgspec.Struct, array_like=True, gc=False):
-    id: int
-    process_id: int
-    thread_id: int
-    timestamp_ns: int
-    line: int
-    value: float
-    filename: str
-    path: str
 
 
 def _per_record(data: bytes, validate: bool = False) -> Iterator[Item]:
