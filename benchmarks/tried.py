@@ -125,27 +125,40 @@ def _msgspec_structs(data: bytes) -> Iterator[ItemStruct]:
 def _framed_by_skips(data: bytes) -> int:
     """The former framing alone: each chunk's records skipped a call each, most of them in
     batches (``islice(iter(skip, 1), n)``, ``n`` half of what the average size says is left)
-    with one ``tell()`` per batch, the last few noting each end. Returns the records framed."""
+    with one ``tell()`` per batch, the last few noting each end; then the chunk's run, its
+    records' bytes behind an array header, as ``decoder.runs`` makes it. Returns the records
+    framed."""
     unpacker = msgpack.Unpacker()
     source = io.BytesIO(data)
     index = start = read = 0
+    carry: list[bytes] = []
     skipped: list[None] = []
     while chunk := source.read1(DEFAULT_READ_SIZE):
         unpacker.feed(chunk)
         read += len(chunk)
         average = start // index if index else 0
         end = start
+        count = 0
         ends: list[int] = []
         with contextlib.suppress(msgpack.OutOfData):
             while average and (batch := (read - end) // (2 * average)) >= 16:
                 skipped.clear()
                 skipped.extend(itertools.islice(iter(unpacker.skip, 1), batch))
-                index += batch
+                count += batch
                 end = unpacker.tell()
             skips = zip(iter(unpacker.skip, 1), iter(unpacker.tell, -1), strict=False)
             ends.extend(tell for _, tell in skips)
-        index += len(ends)
-        start = ends[-1] if ends else end
+        count += len(ends)
+        if not count:
+            carry.append(chunk)
+            continue
+        end = ends[-1] if ends else end
+        cut = end - (read - len(chunk))
+        run = b"".join([b"\xdd" + count.to_bytes(4, "big"), *carry, chunk[:cut]])
+        assert len(run) == 5 + end - start
+        carry = [chunk[cut:]]
+        index += count
+        start = end
     return index
 
 

@@ -289,8 +289,7 @@ def _batches(pieces: list[Chunk], start: int, read: int, average: int) -> tuple[
     """Pass over most complete records of ``pieces`` (the bytes from the record at ``start``
     to ``read``) in a few C calls: each batch, as many records as three quarters of what is
     left holds at ``average`` bytes each (0: what the first few say), is skipped as one array
-    of them, behind an array header. Skipping a record alone costs a call as much as the skip
-    itself.
+    of them, behind an array header: one call per batch, not one per record.
 
     Returns the records passed over, where the last ends, and the bytes from there on (``None``
     when no batch was passed over). A batch that does not end inside the bytes (records
