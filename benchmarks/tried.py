@@ -171,6 +171,7 @@ class _Reads:
         self.stopped = False
         self.source: str | None = None
         self.head = bytearray()
+        self.as_is = "decompress=False"
 
     def __iter__(self) -> Iterator[bytes]:
         while chunk := self._stream.read1(DEFAULT_READ_SIZE):

@@ -122,8 +122,10 @@ class AsyncStreamingReader(ReaderBase[T]):
     (``max_record_size``) in memory. An exception from the source (a reset connection's
     ``ConnectionResetError``) is raised after every complete record before it was yielded.
     Cancelling the task that iterates closes the reader; records already yielded are the
-    consumer's. Bytes are read as they are: a compressed stream fails at its first record,
-    with an error that names its compression.
+    consumer's. A path, bytes or a blocking stream that is compressed is decompressed as the
+    synchronous reader does it; an awaited source is read as it is (decompressing pulls bytes,
+    and an awaited source can only hand them over as they come), so a compressed one fails at
+    its first record with an error that names its compression, as a followed file does.
 
     The reader closes only what it opened (a path's file), as the synchronous one does:
     ``close()`` or ``await aclose()``, leaving the ``async with`` block, the end of the stream
@@ -207,9 +209,12 @@ class AsyncStreamingReader(ReaderBase[T]):
             on_error=on_error,
             max_record_size=max_record_size,
             read_size=read_size,
-            decompress=False,
+            # Decompression pulls bytes from a stream: an awaited source can only push them.
+            decompress=self._awaited is None,
             follow=follow,
         )
+        if self._awaited is not None:
+            self._source.as_is = "an awaited source is read as it is"
         self._records = self._stepped()
 
     async def _stepped(self) -> AsyncGenerator[T, None]:

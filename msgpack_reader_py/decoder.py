@@ -87,6 +87,8 @@ class ChunkSource(Protocol):
     """The name the reader's errors carry (a path, a stream's ``name``), if there is one."""
     head: bytearray
     """The stream's first bytes, to say what it looks like when its first record fails."""
+    as_is: str
+    """Why the stream is read without decompressing, should it look compressed."""
 
     def __iter__(self) -> Any: ...
 
@@ -598,7 +600,7 @@ def _mapped(
 def _named(error: _E, chunks: ChunkSource) -> _E:
     """``error`` naming the source, and, for the stream's first record, what the stream looks
     like when that is not MessagePack; ``error`` itself when there is nothing to add."""
-    hint = sniff.foreign(chunks.head) if error.index == 0 else None
+    hint = sniff.foreign(chunks.head, chunks.as_is) if error.index == 0 else None
     if hint is None and (chunks.source is None or error.source is not None):
         return error
     reason = error.reason if hint is None else f"{error.reason}; {hint}"

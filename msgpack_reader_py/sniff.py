@@ -71,9 +71,10 @@ def zstd_module() -> object | None:
         return None
 
 
-def foreign(head: bytes | bytearray | memoryview) -> str | None:
+def foreign(head: bytes | bytearray | memoryview, as_is: str = "decompress=False") -> str | None:
     """What ``head``, the first bytes of a stream whose first record failed, looks like when
-    it looks like something other than MessagePack: a phrase to end the error with."""
+    it looks like something other than MessagePack: a phrase to end the error with.
+    ``as_is`` says why the stream was not decompressed, for compressed data seen raw."""
     head = bytes(head)
     if not head:
         return None
@@ -87,8 +88,8 @@ def foreign(head: bytes | bytearray | memoryview) -> str | None:
         )
         return f"this looks like zstd-compressed data; {needed}"
     if kind is not None:
-        # Seen raw only when the caller turned decompression off.
-        return f"this looks like {kind}-compressed data (decompress=False){_NOT_MSGPACK}"
+        # Seen raw only when the stream is read as it is: ``as_is`` says why.
+        return f"this looks like {kind}-compressed data, not decompressed ({as_is}){_NOT_MSGPACK}"
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return f"this looks like UTF-16 text{_NOT_MSGPACK}"
     text = _text(head)

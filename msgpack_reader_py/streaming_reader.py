@@ -91,6 +91,7 @@ class _Chunks:
             # Read as it is: a compressed stream cannot be read up to where its writer has
             # got, so it fails at its first record, naming its compression.
             decompress = False
+        self.as_is = "a followed file is read as it is" if follow else "decompress=False"
         self.bytes_read = 0
         self.owned = False
         self.compression: Compression | None = None

@@ -268,7 +268,27 @@ def test_a_compressed_stream_fails_at_its_first_record_naming_its_compression() 
         assert got == []
         assert isinstance(error, ReaderError)
         assert error.index == 0
-        assert "gzip" in str(error)
+        assert "gzip-compressed data, not decompressed (an awaited source is read as it is)" in (
+            str(error)
+        )
+
+    run(main())
+
+
+def test_compressed_paths_bytes_and_blocking_streams_are_decompressed(tmp_path: Path) -> None:
+    import gzip
+
+    packed = gzip.compress(DATA)
+    path = tmp_path / "items.msgpack.gz"
+    path.write_bytes(packed)
+
+    async def main() -> None:
+        for source in (path, packed, io.BytesIO(packed)):
+            reader = AsyncStreamingReader(source)
+            got, error = await collect(reader)
+            assert error is None
+            assert got == ITEMS
+            assert reader.compression == "gzip"
 
     run(main())
 

@@ -73,7 +73,7 @@ def test_decompress_false_reads_the_bytes_as_they_are() -> None:
     assert items == []
     assert reader.compression is None
     assert error.index == 0
-    assert "gzip-compressed data (decompress=False)" in error.reason
+    assert "gzip-compressed data, not decompressed (decompress=False)" in error.reason
 
 
 def test_plain_input_is_not_compressed() -> None:

@@ -696,7 +696,7 @@ def test_a_followed_gzip_file_is_read_as_it_is_and_fails_naming_gzip(tmp_path: P
     assert got == []
     assert error.index == 0
     assert error.offset == 0
-    assert "gzip" in str(error)
+    assert "gzip-compressed data, not decompressed (a followed file is read as it is)" in str(error)
     assert error.source == str(path)
     assert reader.compression is None
     assert not is_open(path)
