@@ -298,6 +298,8 @@ def _batches(pieces: list[Chunk], start: int, read: int, average: int) -> tuple[
     longer than the average) is halved; broken data stops the batches: the caller's skips, a
     record at a time, locate whatever is there.
     """
+    if average and (read - start) * 3 // (4 * average) < _SMALL_BATCH:
+        return 0, start, None  # a short read (a pipe's, a socket's): nothing worth a batch
     data = memoryview(b"".join(pieces))
     if not average:  # the stream's first records: their size is what a few of them say
         probe = msgpack.Unpacker(max_buffer_size=len(data))

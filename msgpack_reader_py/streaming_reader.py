@@ -83,11 +83,12 @@ class _Chunks:
                     f"follow=True follows a file by its path; got {type(source).__name__} (a "
                     "pipe or socket needs no following: the reader waits for its bytes anyway)"
                 )
+            path = os.fsdecode(source)
             try:
-                check_followable(os.fsdecode(source))
+                check_followable(path)
             except ValueError as exc:
                 raise ValueError(f"follow=True: {exc}") from None
-            self._follow = Follower(os.fsdecode(source), blocking=blocking)
+            self._follow = Follower(path, blocking=blocking)
             # Read as it is: a compressed stream cannot be read up to where its writer has
             # got, so it fails at its first record, naming its compression.
             decompress = False

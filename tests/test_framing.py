@@ -4,6 +4,7 @@ exactly, whether the framing skips them in batches or one at a time."""
 from __future__ import annotations
 
 import io
+import itertools
 import random
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from msgpack_reader_py import DecodeError, Item, RecordError, StreamingReader, TruncatedStreamError
+from msgpack_reader_py.decoder import _batches
 from tests.helpers import Checked, examples
 
 
@@ -163,3 +165,25 @@ def test_records_that_grow_mid_stream_are_framed_and_located(bad: int | None) ->
         got.extend(StreamingReader(io.BytesIO(data[:at] + b"\xc1" + data[at:]), Sized))
     assert (info.value.index, info.value.offset) == (bad, at)
     assert got == expected[:bad]
+
+
+def test_batches_pass_over_most_records_and_halve_when_records_grew() -> None:
+    # The batch path itself: a broken batching that fell back to one skip per record would
+    # still frame correctly, so the tests above would not see it.
+    small = [msgpack.packb([i, b"s"]) for i in range(200)]
+    grown = [msgpack.packb([i, b"x" * 60]) for i in range(200, 400)]
+    records = small + grown
+    data = b"".join(records)
+    ends = list(itertools.accumulate(map(len, records)))
+    average = len(small[0])  # what the stream's earlier runs said: far too small now
+    count, end, rest = _batches([data], 0, len(data), average)
+    assert count >= len(records) // 2
+    assert end == ends[count - 1]
+    assert bytes(rest) == data[end:]
+    # With no average yet, the first few records give one.
+    count, end, rest = _batches([b"".join(small)], 0, len(b"".join(small)), 0)
+    assert count >= len(small) // 2
+    assert end == ends[count - 1]
+    # Too few bytes for a batch, or broken data at once: nothing passed over.
+    assert _batches([b"".join(small[:10])], 0, len(b"".join(small[:10])), average) == (0, 0, None)
+    assert _batches([b"\xc1" + data], 0, len(data) + 1, average) == (0, 0, None)
