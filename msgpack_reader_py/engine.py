@@ -543,6 +543,11 @@ class RecordDecoder:
         self._plain = msgspec.msgpack.Decoder().decode  # for error messages: no hook to fail
         self._finish: Callable[[list[Any]], list[Any]]
         self._made: list[int] | None = None
+        self._make: Callable[[list[Any]], list[Any]] = _identity
+        self.build: Callable[[list[Any]], list[Any]] | None = None
+        """Makes records of what :meth:`decode_run` returned when that is not records yet;
+        ``RecordFailure`` if the record type's own ``__init__`` refuses one. A reader calls it
+        on a slice of a run at a time, as its loop takes them (see :mod:`.decoder`)."""
         if record_type is Any:
             self.fields: list[FieldSpec] = []
             wire: Any = Any
@@ -576,7 +581,13 @@ class RecordDecoder:
             field_types: Any = tuple(f.annotation for f in self.fields)
             as_tuple: Any = tuple[field_types]
             wire = typing.Union[as_tuple, record_type]  # noqa: UP007
-            return wire, _flat_finisher(record_type, names if values else None)
+            if values:
+                return wire, _flat_finisher(record_type, names)
+            # The records are built later (``build``), a few hundred at a time: the garbage
+            # collector tracks each, and a whole run of them made it scan them all.
+            self._make = _flat_finisher(record_type, None)
+            self.build = self._build
+            return wire, _identity
         wire, convert = compiler.record(record_type)
         self._made = compiler.made.get(record_type)
         finish = _finisher(record_type, convert)
@@ -603,6 +614,12 @@ class RecordDecoder:
         except _FAILURES as exc:
             raise RecordFailure(str(exc)) from exc
 
+    def _build(self, decoded: list[Any]) -> list[Any]:
+        try:
+            return self._make(decoded)
+        except _FAILURES as exc:
+            raise RecordFailure(str(exc)) from exc
+
     def decode_one(self, data: Any) -> Any:
         """One record from its bytes; ``RecordFailure`` names the field path and the value.
 
@@ -612,7 +629,7 @@ class RecordDecoder:
         not depend on the order in which msgspec looks at things.
         """
         try:
-            return self._finish([self._one(data)])[0]
+            return self._make(self._finish([self._one(data)]))[0]
         except RecordFailure:
             raise
         except HookFailure as exc:

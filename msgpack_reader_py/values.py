@@ -28,7 +28,7 @@ from __future__ import annotations
 import base64
 import datetime
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import IO, Any
 
 import msgpack
@@ -104,6 +104,8 @@ class ValueDecoder:
             "strict_map_key": False,
             "ext_hook": hook,
         }
+
+    build: Callable[[list[Any]], list[Any]] | None = None  # the values are the records
 
     def decode_run(self, data: Any) -> list[Any]:
         """The records of a run (an array header, then the records); ``RecordFailure`` if any

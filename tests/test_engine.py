@@ -45,7 +45,8 @@ class GoItem(msgspec.Struct, rename="pascal"):
 
 
 def run(decoder: RecordDecoder, records: list[Any]) -> list[Any]:
-    return decoder.decode_run(msgpack.packb(records, datetime=False))
+    decoded = decoder.decode_run(msgpack.packb(records, datetime=False))
+    return decoded if decoder.build is None else decoder.build(decoded)
 
 
 def one(decoder: RecordDecoder, record: Any) -> Any:

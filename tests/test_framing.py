@@ -7,15 +7,22 @@ import io
 import itertools
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import msgpack
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from msgpack_reader_py import DecodeError, Item, RecordError, StreamingReader, TruncatedStreamError
+from msgpack_reader_py import (
+    DecodeError,
+    Item,
+    RecordError,
+    StreamingReader,
+    TruncatedStreamError,
+)
 from msgpack_reader_py.decoder import _batches
+from msgpack_reader_py.streaming_reader import OnError
 from tests.helpers import Checked, examples
 
 
@@ -187,3 +194,52 @@ def test_batches_pass_over_most_records_and_halve_when_records_grew() -> None:
     # Too few bytes for a batch, or broken data at once: nothing passed over.
     assert _batches([b"".join(small[:10])], 0, len(b"".join(small[:10])), average) == (0, 0, None)
     assert _batches([b"\xc1" + data], 0, len(data) + 1, average) == (0, 0, None)
+
+
+@dataclass
+class Counted:
+    """A flat record that counts how many of it are alive."""
+
+    id: int
+    alive: ClassVar[int] = 0
+    most: ClassVar[int] = 0
+
+    def __post_init__(self) -> None:
+        Counted.alive += 1
+        Counted.most = max(Counted.most, Counted.alive)
+
+    def __del__(self) -> None:
+        Counted.alive -= 1
+
+
+def test_records_are_built_a_few_hundred_at_a_time_as_the_loop_takes_them() -> None:
+    # A 64 KiB read of 3-byte records is a run of 20000. Built at once, they all stayed alive
+    # until the loop had taken the last: the garbage collector, which scans its youngest
+    # objects each time 700 more were made than freed, scanned each of them several times.
+    data = b"".join(msgpack.packb([i]) for i in range(50000))
+    Counted.most = 0
+    count = 0
+    for record in StreamingReader(data, Counted):
+        assert record.id == count
+        count += 1
+    assert count == 50000
+    assert 0 < Counted.most <= 256 + 1  # and the one the loop holds
+
+
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+def test_a_record_its_init_refuses_deep_in_a_long_run_is_located(on_error: OnError) -> None:
+    values: list[Any] = [[i, "x"] for i in range(3000)]
+    values[700] = [-700, "x"]  # in the run's third slice of records built
+    data = b"".join(map(msgpack.packb, values))
+    reader = StreamingReader(data, Checked, on_error=on_error)
+    got: list[Checked] = []
+    if on_error == "raise":
+        with pytest.raises(RecordError, match="id must not be negative") as info:
+            got.extend(reader)
+        offset = len(b"".join(map(msgpack.packb, values[:700])))
+        assert (info.value.index, info.value.offset) == (700, offset)
+        assert got == [Checked(i, "x") for i in range(700)]
+    else:
+        got.extend(reader)
+        assert [r.id for r in got] == [*range(700), *range(701, 3000)]
+        assert [e.index for e in reader.errors] == [700]
