@@ -458,8 +458,9 @@ TRIED = {
     "framing_record_at_a_time": (
         "framing alone, the former way: each chunk's records skipped one `Unpacker.skip()` "
         "call each, most in `islice(iter(skip, 1), n)` batches with one `tell()` per batch",
-        "replaced: one call per batch is cheaper, by a few percent timed alone in a loop, "
-        "as here, and by up to a third timed in turn with the floor in one process",
+        "replaced: one call per batch is cheaper by up to a third timed in turn with the "
+        "floor in one process; timed alone in a loop, as here, the two are within this "
+        "host's noise of each other, either way round",
     ),
     "framing_in_arrays": (
         "framing alone, the reader's way (`decoder.runs`): a batch of records, three quarters "
