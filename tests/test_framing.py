@@ -215,7 +215,7 @@ class Counted:
 def test_records_are_built_a_few_hundred_at_a_time_as_the_loop_takes_them() -> None:
     # A 64 KiB read of 3-byte records is a run of 20000. Built at once, they all stayed alive
     # until the loop had taken the last: the garbage collector, which scans its youngest
-    # objects each time 700 more were made than freed, scanned each of them several times.
+    # objects each time 700 more were made than freed, collected again and again over them.
     data = b"".join(msgpack.packb([i]) for i in range(50000))
     Counted.most = 0
     count = 0
