@@ -165,7 +165,23 @@ def _kind(tp: Any) -> str | None:
 
 
 def record_fields(tp: Any) -> list[FieldSpec]:
-    """The fields of a record type in wire order (a ``tuple[...]`` type's are ``[0]``, ...)."""
+    """The fields of a record type in wire order (a ``tuple[...]`` type's are ``[0]``, ...).
+
+    Read once per type and then shared, as compiled decoders are: resolving a dataclass's
+    string annotations costs more than a reader's whole setup otherwise."""
+    try:
+        hash(tp)
+    except TypeError:
+        return _record_fields(tp)
+    return list(_shared_fields(tp))
+
+
+@functools.lru_cache(maxsize=256)
+def _shared_fields(tp: Any) -> tuple[FieldSpec, ...]:
+    return tuple(_record_fields(tp))
+
+
+def _record_fields(tp: Any) -> list[FieldSpec]:
     kind = _kind(tp)
     if kind in ("struct", "array_struct"):
         return [

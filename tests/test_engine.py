@@ -5,14 +5,14 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import io
-from typing import Any, NamedTuple
+from typing import Annotated, Any, NamedTuple
 
 import msgpack
 import msgspec
 import pytest
 
 from msgpack_reader_py import Item, get_iter, pack_items
-from msgpack_reader_py.engine import RecordDecoder, RecordFailure, record_decoder
+from msgpack_reader_py.engine import RecordDecoder, RecordFailure, record_decoder, record_fields
 
 
 @dataclasses.dataclass
@@ -216,3 +216,24 @@ def test_a_compiled_decoder_is_shared_per_record_type_and_options() -> None:
     assert record_decoder(Compact, forbid_unknown_keys=True) is not shared
     assert record_decoder(Compact, values=True) is not shared
     assert run(record_decoder(Compact), [[1], {"a": 2}]) == [Compact(1), Compact(2)]
+
+
+def test_a_record_type_that_cannot_be_hashed_is_read_without_sharing() -> None:
+    # Annotated metadata may be any object: a dict makes the generic alias unhashable.
+    unhashable: Any = tuple[Annotated[int, {"unit": "ms"}], str]
+    assert [f.annotation for f in record_fields(unhashable)] == [
+        Annotated[int, {"unit": "ms"}],
+        str,
+    ]
+    assert record_decoder(unhashable) is not record_decoder(unhashable)
+    assert run(record_decoder(unhashable), [[1, "a"], [2, "b"]]) == [(1, "a"), (2, "b")]
+    with pytest.raises(RecordFailure, match="expected int, got str"):
+        one(record_decoder(unhashable), ["x", "a"])
+
+
+def test_the_fields_of_a_record_type_are_read_once_and_shared() -> None:
+    fields = record_fields(Item)
+    again = record_fields(Item)
+    assert again == fields
+    assert again is not fields  # a list of its own, of the same frozen specs
+    assert all(a is b for a, b in zip(again, fields, strict=True))
