@@ -25,7 +25,11 @@ import msgspec
 from msgpack_reader_py import ITEM_VALUES, Item, ItemTuple, StreamingReader
 from msgpack_reader_py.decoder import Run, runs
 from msgpack_reader_py.engine import record_decoder
-from msgpack_reader_py.streaming_reader import DEFAULT_MAX_RECORD_SIZE, DEFAULT_READ_SIZE
+from msgpack_reader_py.streaming_reader import (
+    DEFAULT_MAX_RECORD_SIZE,
+    DEFAULT_READ_SIZE,
+    _Chunks,
+)
 from msgpack_reader_py.streaming_reader_bench import (
     ItemStruct,
     count_raw,
@@ -163,30 +167,15 @@ def _framed_by_skips(data: bytes) -> int:
     return index
 
 
-class _Reads:
+def _reads(data: bytes) -> _Chunks:
     """The chunks ``decoder.runs`` frames: ``data`` read as the reader reads a stream."""
-
-    def __init__(self, data: bytes) -> None:
-        self._stream = io.BytesIO(data)
-        self.bytes_read = 0
-        self.stopped = False
-        self.source: str | None = None
-        self.head = bytearray()
-        self.as_is = "decompress=False"
-
-    def __iter__(self) -> Iterator[bytes]:
-        while chunk := self._stream.read1(DEFAULT_READ_SIZE):
-            self.bytes_read += len(chunk)
-            yield chunk
-
-    def close(self) -> None:
-        self._stream.close()
+    return _Chunks(io.BytesIO(data), DEFAULT_READ_SIZE, decompress=False)
 
 
 def _framed_in_arrays(data: bytes) -> int:
     """The reader's framing alone (``decoder.runs``): most records skipped as arrays of them,
     one call per batch. Returns the records framed."""
-    framed = runs(_Reads(data), DEFAULT_MAX_RECORD_SIZE, DEFAULT_READ_SIZE)
+    framed = runs(_reads(data), DEFAULT_MAX_RECORD_SIZE, DEFAULT_READ_SIZE)
     return sum(run.count for run in framed if isinstance(run, Run))
 
 
@@ -195,7 +184,7 @@ def _built_a_run_at_a_time(data: bytes) -> Iterator[Item]:
     built at once, by one ``starmap(Item)``, and handed over as the run's list."""
     decoder = record_decoder(Item)
     build = typing.cast(Callable[[list[Any]], list[Any]], decoder.build)  # Item has one
-    framed = runs(_Reads(data), DEFAULT_MAX_RECORD_SIZE, DEFAULT_READ_SIZE)
+    framed = runs(_reads(data), DEFAULT_MAX_RECORD_SIZE, DEFAULT_READ_SIZE)
     built = (build(decoder.decode_run(run.data)) for run in framed if isinstance(run, Run))
     return itertools.chain.from_iterable(built)
 

@@ -310,7 +310,7 @@ def _batches(pieces: list[Chunk], start: int, read: int, average: int) -> tuple[
     """
     if average and (read - start) * 3 // (4 * average) < _SMALL_BATCH:
         return 0, start, None  # a short read (a pipe's, a socket's): nothing worth a batch
-    data = memoryview(b"".join(pieces))
+    data = memoryview(pieces[0] if len(pieces) == 1 else b"".join(pieces))  # no copy of one
     if not average:  # the stream's first records: their size is what a few of them say
         probe = msgpack.Unpacker(max_buffer_size=len(data))
         probe.feed(data)

@@ -14,13 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from msgpack_reader_py import (
-    DecodeError,
-    Item,
-    RecordError,
-    StreamingReader,
-    TruncatedStreamError,
-)
+from msgpack_reader_py import DecodeError, Item, RecordError, StreamingReader, TruncatedStreamError
 from msgpack_reader_py.decoder import _batches
 from msgpack_reader_py.streaming_reader import OnError
 from tests.helpers import Checked, examples
