@@ -29,11 +29,12 @@ try:
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
     raise missing_extra(exc, "arrow", feature="msgpack_reader_py.arrow") from None
 
+from ._shared import shared
 from .decoder import Plan
-from .engine import ExtHook, plain_values, record_kind
+from .engine import ExtHook, plain_values, record_fields, record_kind
 from .errors import describe
 from .model import Item
-from .schema import RecordSchema, members
+from .schema import members, record_schema
 from .streaming_reader import (
     DEFAULT_MAX_RECORD_SIZE,
     DEFAULT_READ_SIZE,
@@ -67,6 +68,7 @@ _SUPPORTED = (
 )
 
 
+@shared(maxsize=256)
 def arrow_schema(record_type: type[Any] = Item) -> pa.Schema:
     """The Arrow schema of ``record_type``'s records: one column per field, in order.
 
@@ -79,10 +81,7 @@ def arrow_schema(record_type: type[Any] = Item) -> pa.Schema:
     ``tuple[...]`` record type are named ``"0"``, ``"1"``, and so on. Raises ``TypeError`` for
     any other annotation.
     """
-    return _arrow_schema(RecordSchema(record_type))
-
-
-def _arrow_schema(schema: RecordSchema) -> pa.Schema:
+    schema = record_schema(record_type)
     fields = []
     for position, spec in enumerate(schema.fields):
         column = str(position) if schema.kind == "tuple" else spec.name
@@ -105,12 +104,12 @@ def _arrow_field(name: str, annotation: Any) -> pa.Field[Any]:
 
 def _arrow_type(annotation: Any) -> pa.DataType:
     """The Arrow type of a (non-null) annotation; ``TypeError`` when it has none."""
-    if annotation in _ARROW_TYPES:
-        return _ARROW_TYPES[annotation]
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
-    if origin is typing.Annotated:
+    if origin is typing.Annotated:  # first: its metadata may not be hashable
         return _arrow_type(args[0])
+    if annotation in _ARROW_TYPES:
+        return _ARROW_TYPES[annotation]
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         return _of_values([member.value for member in annotation])
     if origin is typing.Literal:
@@ -122,7 +121,7 @@ def _arrow_type(annotation: Any) -> pa.DataType:
         item: Any = _arrow_field("value", args[1])
         return pa.map_(_arrow_type(args[0]), item)
     if record_kind(annotation) not in (None, "tuple"):
-        children = RecordSchema(annotation).fields
+        children = record_fields(annotation)
         return pa.struct([_arrow_field(f.wire_name, f.annotation) for f in children])
     raise TypeError(f"no Arrow type for {annotation!r}")
 
@@ -268,13 +267,13 @@ class BatchReader(SourceReader[pa.RecordBatch]):
     ) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
             raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
-        record_schema = RecordSchema(record_type)
-        full = _arrow_schema(record_schema)
+        fields = record_schema(record_type)
+        full = arrow_schema(record_type)
         positions = None if columns is None else _positions(full, columns)
         self.schema = full if positions is None else pa.schema([full.field(p) for p in positions])
         self.batch_size = batch_size
-        labels = [record_schema.names[p] for p in positions or range(len(full))]
-        columns_of = _Columns(self.schema, positions, labels, plain=not record_schema.flat)
+        labels = [fields.names[p] for p in positions or range(len(full))]
+        columns_of = _Columns(self.schema, positions, labels, plain=not fields.flat)
         pieces = chained(
             self._open(
                 source,

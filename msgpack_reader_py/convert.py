@@ -24,7 +24,7 @@ from .engine import ExtHook
 from .errors import RecordError
 from .infer import DEFAULT_SAMPLE, InferenceError, Schema, infer
 from .model import Item
-from .schema import RecordSchema, members
+from .schema import RecordSchema, members, record_schema
 from .streaming_reader import (
     DEFAULT_MAX_RECORD_SIZE,
     DEFAULT_READ_SIZE,
@@ -387,7 +387,7 @@ def _text_out(
         if record_type is None:
             write = JsonLines(text, allow_nan=allow_nan).write
         else:
-            schema = RecordSchema(record_type)
+            schema = record_schema(record_type)
             if to == "jsonl":
                 write = JsonLines(text, schema.names, allow_nan=allow_nan).write
             else:

@@ -35,18 +35,18 @@ import dataclasses
 import datetime
 import decimal
 import enum
-import functools
 import itertools
 import operator
 import re
 import types
 import typing
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import msgspec
 
+from ._shared import shared
 from .errors import describe
 
 __all__ = [
@@ -164,20 +164,9 @@ def _kind(tp: Any) -> str | None:
     return None
 
 
-def record_fields(tp: Any) -> list[FieldSpec]:
-    """The fields of a record type in wire order (a ``tuple[...]`` type's are ``[0]``, ...).
-
-    Read once per type and then shared, as compiled decoders are: resolving a dataclass's
-    string annotations costs more than a reader's whole setup otherwise."""
-    try:
-        hash(tp)
-    except TypeError:
-        return _record_fields(tp)
-    return list(_shared_fields(tp))
-
-
-@functools.lru_cache(maxsize=256)
-def _shared_fields(tp: Any) -> tuple[FieldSpec, ...]:
+@shared(maxsize=256)
+def record_fields(tp: Any) -> tuple[FieldSpec, ...]:
+    """The fields of a record type in wire order (a ``tuple[...]`` type's are ``[0]``, ...)."""
     return tuple(_record_fields(tp))
 
 
@@ -470,7 +459,7 @@ def _failed_field(value: Any, fields: Iterable[tuple[str, str, Converter]]) -> R
 def _record_converter(
     tp: Any,
     kind: str | None,
-    fields: list[FieldSpec],
+    fields: Sequence[FieldSpec],
     forms: tuple[Any, Any],
     converters: dict[str, Converter],
 ) -> Converter | None:
@@ -565,7 +554,7 @@ class RecordDecoder:
         ``RecordFailure`` if the record type's own ``__init__`` refuses one. A reader calls it
         on a slice of a run at a time, as its loop takes them (see :mod:`.decoder`)."""
         if record_type is Any:
-            self.fields: list[FieldSpec] = []
+            self.fields: Sequence[FieldSpec] = ()
             wire: Any = Any
             self._finish = _identity
         else:
@@ -767,6 +756,7 @@ def _unwrap(tp: Any) -> Any:
 _KEPT_AS_THEY_ARE = (datetime.datetime, bytes, bytearray, memoryview)
 
 
+@shared(maxsize=64)
 def record_decoder(
     record_type: Any,
     *,
@@ -774,25 +764,11 @@ def record_decoder(
     forbid_unknown_keys: bool = False,
     values: bool = False,
 ) -> RecordDecoder:
-    """A :class:`RecordDecoder`, made once per set of arguments and then shared: compiling a
-    record type (generating its wire forms, making msgspec's decoders) can cost more than
-    reading a small stream. A decoder holds no state between calls."""
-    try:
-        hash((record_type, ext_hook))
-    except TypeError:
-        pass  # an unhashable hook or type (a generic alias of one): made each time
-    else:
-        return _shared_decoder(record_type, ext_hook, forbid_unknown_keys, values)
+    """A :class:`RecordDecoder`, made once per set of arguments and then shared (a decoder
+    holds no state between calls)."""
     return RecordDecoder(
         record_type, ext_hook=ext_hook, forbid_unknown_keys=forbid_unknown_keys, values=values
     )
-
-
-@functools.lru_cache(maxsize=64)
-def _shared_decoder(
-    record_type: Any, ext_hook: ExtHook | None, forbid: bool, values: bool
-) -> RecordDecoder:
-    return RecordDecoder(record_type, ext_hook=ext_hook, forbid_unknown_keys=forbid, values=values)
 
 
 def plain_values(rows: list[Any]) -> list[Any]:

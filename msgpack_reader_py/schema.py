@@ -13,12 +13,14 @@ import types
 import typing
 from typing import Any
 
+from ._shared import shared
 from .engine import FieldSpec, record_fields, record_kind
 from .errors import type_name
 
-__all__ = ["RecordSchema", "annotation_text", "is_scalar", "members"]
+__all__ = ["RecordSchema", "annotation_text", "is_scalar", "members", "record_schema"]
 
-_SCALARS: frozenset[Any] = frozenset({int, float, str, bytes, bool, type(None)})
+# A tuple, not a set: an annotation may not be hashable (``Annotated[int, {"unit": "ms"}]``).
+_SCALARS = (int, float, str, bytes, bool, type(None))
 
 
 def annotation_text(annotation: Any) -> str:
@@ -46,7 +48,8 @@ def is_scalar(annotation: Any) -> bool:
 
 
 class RecordSchema:
-    """The fields of a record type, in wire order; built once per reader or writer.
+    """The fields of a record type, in wire order; made once per type (:func:`record_schema`)
+    and shared, so nothing in it is changed by its users.
 
     ``names`` are the fields' attribute names (``"[0]"``, ``"[1]"``, ... for a ``tuple[...]``
     type, whose records are the decoded tuples themselves); ``kind`` is ``"dataclass"``,
@@ -55,9 +58,9 @@ class RecordSchema:
 
     def __init__(self, record_type: Any) -> None:
         self.record_type = record_type
-        self.fields: list[FieldSpec] = record_fields(record_type)
+        self.fields: tuple[FieldSpec, ...] = record_fields(record_type)
         self.names = tuple(f.name for f in self.fields)
-        self.annotations = [f.annotation for f in self.fields]
+        self.annotations = tuple(f.annotation for f in self.fields)
         self.expected = tuple(annotation_text(a) for a in self.annotations)
         kind = record_kind(record_type)
         self.kind = "struct" if kind == "array_struct" else kind
@@ -70,3 +73,9 @@ class RecordSchema:
     def text_fields(self) -> list[int]:
         """The positions of the fields that hold ``str`` (or ``str | None``)."""
         return [p for p, a in enumerate(self.annotations) if members(a)[0] is str]
+
+
+@shared(maxsize=256)
+def record_schema(record_type: Any) -> RecordSchema:
+    """The :class:`RecordSchema` of ``record_type``: worked out once per type, then shared."""
+    return RecordSchema(record_type)

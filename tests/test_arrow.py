@@ -264,6 +264,15 @@ def test_tuple_type_columns_are_named_by_position() -> None:
     )
 
 
+def test_a_type_whose_annotations_cannot_be_hashed_is_read_as_columns() -> None:
+    """``Annotated`` metadata may be any object; a dict makes the annotation unhashable."""
+    in_ms: Any = tuple[typing.Annotated[int, {"unit": "ms"}], str]
+    data = msgpack.packb([1, "a"]) + msgpack.packb([2, "b"])
+    table = read_table(data, in_ms)
+    assert table.schema == arrow_schema(PAIR)
+    assert table.to_pylist() == [{"0": 1, "1": "a"}, {"0": 2, "1": "b"}]
+
+
 # Lists, maps and nested records have Arrow types now (tests/test_arrow_nested.py).
 UNSUPPORTED: dict[str, Any] = {
     "list": list,

@@ -12,7 +12,9 @@ import msgspec
 import pytest
 
 from msgpack_reader_py import Item, get_iter, pack_items
+from msgpack_reader_py._shared import shared
 from msgpack_reader_py.engine import RecordDecoder, RecordFailure, record_decoder, record_fields
+from msgpack_reader_py.schema import record_schema
 
 
 @dataclasses.dataclass
@@ -231,9 +233,29 @@ def test_a_record_type_that_cannot_be_hashed_is_read_without_sharing() -> None:
         one(record_decoder(unhashable), ["x", "a"])
 
 
-def test_the_fields_of_a_record_type_are_read_once_and_shared() -> None:
-    fields = record_fields(Item)
-    again = record_fields(Item)
-    assert again == fields
-    assert again is not fields  # a list of its own, of the same frozen specs
-    assert all(a is b for a, b in zip(again, fields, strict=True))
+def test_what_a_record_type_says_is_worked_out_once_and_shared() -> None:
+    assert record_fields(Item) is record_fields(Item)
+    assert record_schema(Item) is record_schema(Item)
+    assert record_schema(Item).fields is record_fields(Item)
+    unhashable: Any = tuple[Annotated[int, {"unit": "ms"}], str]
+    assert record_schema(unhashable) is not record_schema(unhashable)
+    assert record_schema(unhashable).names == ("[0]", "[1]")
+
+
+def test_a_failure_to_work_out_a_type_is_not_kept() -> None:
+    calls: list[Any] = []
+
+    @shared(maxsize=4)
+    def fields_of(tp: Any) -> int:
+        calls.append(tp)
+        if tp is str:
+            raise TypeError("not a record type")
+        return len(calls)
+
+    assert fields_of(int) == fields_of(int) == 1
+    for _ in range(2):
+        with pytest.raises(TypeError, match="not a record type"):
+            fields_of(str)
+    assert calls == [int, str, str]
+    # An argument that cannot be hashed: worked out each time.
+    assert [fields_of([int]), fields_of([int])] == [4, 5]
