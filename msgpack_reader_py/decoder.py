@@ -155,9 +155,10 @@ def unpacker_options(limit: int, read_size: int) -> dict[str, Any]:
     The buffer holds at most one unfinished record (at most ``limit``, or the reader has
     already failed) plus one chunk (at most ``read_size``), so ``feed`` never raises
     ``BufferFull``. Skipping decodes no value, so msgpack's per-value limits would not apply:
-    :func:`runs` checks sizes itself.
+    :func:`runs` checks sizes itself. The buffer starts at one chunk and grows only for a
+    record longer than that (msgpack would start it at a mebibyte, made anew for every run).
     """
-    return {"max_buffer_size": limit + read_size}
+    return {"max_buffer_size": limit + read_size, "read_size": read_size}
 
 
 class RunDecoder(Protocol):

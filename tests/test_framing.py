@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import itertools
 import random
+import tracemalloc
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -237,3 +238,19 @@ def test_a_record_its_init_refuses_deep_in_a_long_run_is_located(on_error: OnErr
         got.extend(reader)
         assert [r.id for r in got] == [*range(700), *range(701, 3000)]
         assert [e.index for e in reader.errors] == [700]
+
+
+def test_the_framing_buffer_starts_at_one_chunk_not_a_mebibyte() -> None:
+    """msgpack starts an ``Unpacker``'s buffer at a mebibyte unless told otherwise; the
+    framing makes one per read, so small reads of small records must stay far below it."""
+    data = b"".join(msgpack.packb([n, "x" * 40]) for n in range(2000))
+    stream = io.BytesIO(data)
+    record: Any = tuple[int, str]
+    list(StreamingReader(io.BytesIO(data), record))  # the decoder is compiled once, first
+    tracemalloc.start()
+    try:
+        assert sum(1 for _ in StreamingReader(stream, record, read_size=16 * 1024)) == 2000
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 768 * 1024, f"{peak} bytes at most, reading 16 KiB at a time"
