@@ -331,15 +331,32 @@ def main() -> None:
             runner.bench_time_func(name, _timed(make), metadata=metadata)
 
 
-def reference_runs(runs: Callable[[], dict[str, Callable[[], int]]]) -> None:
+def reference_runs(
+    runs: Callable[[], dict[str, Callable[[], int]]], paired: dict[str, str] | None = None
+) -> None:
     """pyperf's main for a script of runs over the reference stream (``runs()``: each a whole
-    pass, by name, returning the records it did), each a benchmark of its own."""
+    pass, by name, returning the records it did), each a benchmark of its own; and for each
+    ``name: of`` of ``paired``, ``paired/<name>``: the two timed in turn (:func:`paired_timer`)."""
     import pyperf
 
     runner = pyperf.Runner()
     metadata = {"records": REFERENCE_MESSAGES, "stream_bytes": len(reference_data())}
     for name in runs():
         runner.bench_time_func(name, reference_run_timer(runs, name), metadata=metadata)
+    for name, of in (paired or {}).items():
+        runner.bench_time_func(
+            f"paired/{name}",
+            paired_timer(name, of, functools.partial(reference_run_workloads, runs)),
+            metadata={**metadata, "unit": "integer", "paired_with": of},
+        )
+
+
+def reference_run_workloads(
+    runs: Callable[[], dict[str, Callable[[], int]]],
+) -> dict[str, Workload]:
+    """The runs of ``runs()`` over the reference stream, as workloads."""
+    size = len(reference_data())
+    return {name: Workload(name, run, REFERENCE_MESSAGES, size) for name, run in runs().items()}
 
 
 def reference_run_timer(
@@ -354,14 +371,17 @@ def reference_run_timer(
     return time_func
 
 
-def paired_timer(name: str, of: str) -> Callable[[int], float]:
+def paired_timer(
+    name: str, of: str, workloads: Callable[[], dict[str, Workload]] = reference_workloads
+) -> Callable[[int], float]:
     """pyperf's time function of ``paired/<name>``: ``loops`` times ``PAIRED_TURNS`` whole
-    passes of ``name`` and of ``of``, in turn (which goes first alternates), in one worker.
-    Returns their time ratio times ``loops``, as pyperf divides what it gets by ``loops``."""
+    passes of ``name`` and of ``of`` (of ``workloads()``), in turn (which goes first
+    alternates), in one worker. Returns their time ratio times ``loops``, as pyperf divides
+    what it gets by ``loops``."""
 
     def time_func(loops: int) -> float:
-        workloads = reference_workloads()
-        pair = (workloads[name], workloads[of])
+        made = workloads()
+        pair = (made[name], made[of])
         spent = [0.0, 0.0]
         for turn in range(loops * PAIRED_TURNS):
             for which in (turn % 2, 1 - turn % 2):
