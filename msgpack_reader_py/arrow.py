@@ -54,14 +54,16 @@ MAX_BATCH_BYTES = 256 * 1024 * 1024
 and a string column stays far below Arrow's 2 GiB limit per array. Checked after each read,
 so a batch may pass it by what one read completes."""
 
-_ARROW_TYPES: dict[Any, pa.DataType] = {
-    int: pa.int64(),
-    float: pa.float64(),
-    str: pa.string(),
-    bytes: pa.binary(),
-    bool: pa.bool_(),
-    datetime.datetime: pa.timestamp("us", tz="UTC"),
-}
+# Pairs, found by identity, not a dict: an annotation may not be hashable (any one holding
+# ``Annotated[int, {"unit": "ms"}]``, at any depth).
+_ARROW_TYPES: tuple[tuple[Any, pa.DataType], ...] = (
+    (int, pa.int64()),
+    (float, pa.float64()),
+    (str, pa.string()),
+    (bytes, pa.binary()),
+    (bool, pa.bool_()),
+    (datetime.datetime, pa.timestamp("us", tz="UTC")),
+)
 _SUPPORTED = (
     "int, float, str, bytes, bool, datetime, None, an Enum or Literal of str or int, list[T], "
     "tuple[T, ...], dict[str | int, T], a nested record type, or one of them | None"
@@ -106,10 +108,11 @@ def _arrow_type(annotation: Any) -> pa.DataType:
     """The Arrow type of a (non-null) annotation; ``TypeError`` when it has none."""
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
-    if origin is typing.Annotated:  # first: its metadata may not be hashable
+    for python_type, arrow_type in _ARROW_TYPES:
+        if annotation is python_type:
+            return arrow_type
+    if origin is typing.Annotated:
         return _arrow_type(args[0])
-    if annotation in _ARROW_TYPES:
-        return _ARROW_TYPES[annotation]
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         return _of_values([member.value for member in annotation])
     if origin is typing.Literal:

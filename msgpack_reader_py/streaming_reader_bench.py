@@ -365,8 +365,7 @@ def reference_run_timer(
     """pyperf's time function of the run ``name`` of ``runs()``, made in the worker."""
 
     def time_func(loops: int) -> float:
-        size = len(reference_data())
-        return Workload(name, runs()[name], REFERENCE_MESSAGES, size).time(loops)
+        return reference_run_workloads(runs)[name].time(loops)
 
     return time_func
 

@@ -10,15 +10,19 @@ import dataclasses
 import gc
 import io
 import os
+import sys
 import time
 import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from msgpack_reader_py import ReaderError
+
+if TYPE_CHECKING:
+    import pytest
 
 T = TypeVar("T")
 
@@ -149,3 +153,20 @@ def no_resource_warning() -> Iterator[None]:
         yield
         gc.collect()
     assert [w.message for w in caught if issubclass(w.category, ResourceWarning)] == []
+
+
+def fake_pyperf(monkeypatch: pytest.MonkeyPatch) -> dict[str, tuple[Any, dict[str, Any]]]:
+    """Stand in for ``pyperf.Runner``: what a harness's main registers, by name, as its time
+    function and metadata (filled in as the harness runs)."""
+    registered: dict[str, tuple[Any, dict[str, Any]]] = {}
+
+    class FakeRunner:
+        def __init__(self) -> None:
+            self.metadata: dict[str, Any] = {}
+
+        def bench_time_func(self, name: str, func: Any, metadata: dict[str, Any]) -> None:
+            registered[name] = (func, metadata)
+
+    monkeypatch.setitem(sys.modules, "pyperf", type(sys)("pyperf"))
+    monkeypatch.setattr(sys.modules["pyperf"], "Runner", FakeRunner, raising=False)
+    return registered

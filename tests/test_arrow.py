@@ -271,6 +271,15 @@ def test_a_type_whose_annotations_cannot_be_hashed_is_read_as_columns() -> None:
     table = read_table(data, in_ms)
     assert table.schema == arrow_schema(PAIR)
     assert table.to_pylist() == [{"0": 1, "1": "a"}, {"0": 2, "1": "b"}]
+    # Inside a container too: no annotation is looked up by its hash.
+    listed: Any = tuple[list[typing.Annotated[int, {"unit": "ms"}]], str]
+    table = read_table(msgpack.packb([[1, 2], "a"]), listed)
+    assert table.schema.field("0").type == pa.list_(pa.field("item", pa.int64(), nullable=False))
+    assert table.to_pylist() == [{"0": [1, 2], "1": "a"}]
+
+
+def test_a_record_types_arrow_schema_is_worked_out_once() -> None:
+    assert arrow_schema(Item) is arrow_schema(Item)
 
 
 # Lists, maps and nested records have Arrow types now (tests/test_arrow_nested.py).

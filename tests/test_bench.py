@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ import pytest
 from msgpack_reader_py import StreamingReader
 from msgpack_reader_py import streaming_reader_bench as bench
 
+from .helpers import fake_pyperf
 from .reference import REFERENCE_MESSAGES, REFERENCE_SIZE
 
 
@@ -68,17 +68,7 @@ def test_sized_records_decode_as_sized_record() -> None:
 
 
 def test_main_registers_every_benchmark_with_its_size(monkeypatch: pytest.MonkeyPatch) -> None:
-    registered: dict[str, tuple[Any, dict[str, Any]]] = {}
-
-    class FakeRunner:
-        def __init__(self) -> None:
-            self.metadata: dict[str, Any] = {}
-
-        def bench_time_func(self, name: str, func: Any, metadata: dict[str, Any]) -> None:
-            registered[name] = (func, metadata)
-
-    monkeypatch.setitem(sys.modules, "pyperf", type(sys)("pyperf"))
-    monkeypatch.setattr(sys.modules["pyperf"], "Runner", FakeRunner, raising=False)
+    registered = fake_pyperf(monkeypatch)
     bench.main()
     expected = [*bench.REFERENCE_BENCHMARKS, *(f"paired/{name}" for name in bench.PAIRED)]
     for size in bench.MESSAGE_SIZES:
