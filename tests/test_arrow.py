@@ -48,7 +48,15 @@ from msgpack_reader_py.arrow import (
     read_table,
 )
 from msgpack_reader_py.streaming_reader import DEFAULT_READ_SIZE
-from tests.helpers import as_rows, assert_located, drain, examples, is_open, no_resource_warning
+from tests.helpers import (
+    Checked,
+    as_rows,
+    assert_located,
+    drain,
+    examples,
+    is_open,
+    no_resource_warning,
+)
 from tests.reference import REFERENCE_MESSAGES, REFERENCE_SIZE
 
 # --------------------------------------------------------------------------------------------
@@ -430,6 +438,55 @@ def test_tuple_records_round_trip() -> None:
 def test_item_tuple_records_give_the_same_table_as_items(reference_bytes: bytes) -> None:
     """The record type's kind does not change the table."""
     assert read_table(reference_bytes, ItemTuple).equals(read_table(reference_bytes, Item))
+
+
+@dataclass
+class Tally:
+    n: int
+
+
+@pytest.mark.parametrize("read_size", [64, DEFAULT_READ_SIZE])
+def test_flat_records_give_the_same_table_from_arrays_maps_or_a_mix(
+    reference_items: list[Item], read_size: int
+) -> None:
+    """A run of maps only, of arrays only, and runs of both make the same rows."""
+    items = reference_items[:300]
+    arrays = [dataclasses.astuple(item) for item in items]
+    maps = [dataclasses.asdict(item) for item in items]
+    expected = [dict(zip(ITEM_FIELDS, row, strict=True)) for row in arrays]
+    mix = [m if i % 7 else a for i, (a, m) in enumerate(zip(arrays, maps, strict=True))]
+    for shapes in (arrays, maps, mix):
+        data = b"".join(msgpack.packb(record) for record in shapes)
+        assert read_table(data, Item, read_size=read_size).to_pylist() == expected
+    mixed = b"".join(msgpack.packb([n] if n % 2 else {"n": n}) for n in range(50))
+    assert read_table(mixed, Tally).to_pylist() == [{"n": n} for n in range(50)]
+
+
+@pytest.mark.parametrize("maps", [False, True], ids=["arrays", "maps"])
+def test_a_record_its_own_post_init_refuses_is_refused_as_the_reader_refuses_it(
+    maps: bool,
+) -> None:
+    """Columns are not records, but a record the type's ``__post_init__`` refuses is refused
+    by a batch reader too, at the same record, from either shape."""
+    written: list[tuple[int, str]] = [(1, "a"), (-2, "b"), (3, "c")]
+    packed_records = [
+        msgpack.packb({"id": i, "name": name} if maps else [i, name]) for i, name in written
+    ]
+    data = b"".join(packed_records)
+    records, expected = drain(StreamingReader(data, Checked))
+    batches, error = drain(BatchReader(data, Checked))
+    assert [row for batch in batches for row in batch.to_pylist()] == as_rows(records)
+    assert as_rows(records) == [{"id": 1, "name": "a"}]
+    assert isinstance(error, RecordError)
+    assert (error.index, error.offset) == (expected.index, expected.offset)
+    assert (error.index, error.offset) == (1, len(packed_records[0]))
+    assert "id must not be negative" in error.reason
+    reader = BatchReader(data, Checked, on_error="skip")
+    assert [row for batch in reader for row in batch.to_pylist()] == [
+        {"id": 1, "name": "a"},
+        {"id": 3, "name": "c"},
+    ]
+    assert reader.skipped == 1
 
 
 # --------------------------------------------------------------------------------------------

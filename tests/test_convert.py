@@ -32,9 +32,9 @@ from msgpack_reader_py import Item, _progress, get_iter, pack_items
 from msgpack_reader_py.arrow import arrow_schema
 from msgpack_reader_py.cli import main
 from msgpack_reader_py.convert import Conversion, Format, convert
-from msgpack_reader_py.errors import ReaderError
+from msgpack_reader_py.errors import ReaderError, RecordError
 
-from .helpers import Terminal, Trickle, as_rows
+from .helpers import Checked, Terminal, Trickle, as_rows
 from .reference import REFERENCE_MESSAGES, REFERENCE_SIZE
 from .test_cli import (
     EXIT_DATA_ERROR,
@@ -755,6 +755,16 @@ def test_library_raises_the_readers_error_and_leaves_no_file(
         convert(broken.data, out, to)
     assert (info.value.index, info.value.offset) == (broken.index, broken.offset)
     assert broken.message in str(info.value)
+    assert_directory_holds(tmp_path, set())
+
+
+@pytest.mark.parametrize("to", FORMATS)
+def test_library_refuses_a_record_its_types_post_init_refuses(tmp_path: Path, to: Format) -> None:
+    first = msgpack.packb([1, "a"])
+    out = tmp_path / f"out.{to}"
+    with pytest.raises(RecordError, match="id must not be negative") as info:
+        convert(first + msgpack.packb([-2, "b"]), out, to, record_type=Checked)
+    assert (info.value.index, info.value.offset) == (1, len(first))
     assert_directory_holds(tmp_path, set())
 
 
