@@ -11,13 +11,14 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import msgpack
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from msgpack_reader_py import DecodeError, Item, RecordError, StreamingReader, TruncatedStreamError
 from msgpack_reader_py.decoder import _batches
-from msgpack_reader_py.streaming_reader import OnError
+from msgpack_reader_py.streaming_reader import DEFAULT_READ_SIZE, OnError
 from tests.helpers import Checked, examples
 
 
@@ -254,3 +255,27 @@ def test_the_framing_buffer_starts_at_one_chunk_not_a_mebibyte() -> None:
     finally:
         tracemalloc.stop()
     assert peak < 768 * 1024, f"{peak} bytes at most, reading 16 KiB at a time"
+
+
+def test_a_runs_records_are_freed_before_the_next_run_is_decoded() -> None:
+    """Records the loop does not keep are freed before the next run is decoded, whose records
+    are then made in the memory they leave, still in cache: one run's records are alive at a
+    time, not two."""
+    values = [[n + 1000, n + 2000, n + 3000, n + 4000] for n in range(60000)]  # no cached ints
+    data = b"".join(map(msgpack.packb, values))
+    record: Any = tuple[int, int, int, int]
+    one_read = values[: DEFAULT_READ_SIZE // len(msgpack.packb(values[0]))]
+    decode = msgspec.msgpack.Decoder(list[record]).decode
+    run = msgpack.packb(one_read)
+    list(StreamingReader(data, record))  # the decoders are compiled once, first
+    tracemalloc.start()
+    try:
+        decoded = decode(run)
+        one_run = tracemalloc.get_traced_memory()[1]
+        del decoded
+        tracemalloc.reset_peak()
+        assert sum(1 for _ in StreamingReader(data, record)) == len(values)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 * one_run, f"{peak} bytes at most, where one run's records take {one_run}"
