@@ -811,22 +811,27 @@ def _finisher(record_type: Any, convert: Converter | None) -> Callable[[list[Any
     return finish
 
 
+def _row_of(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
+    """The tuple of a record's field values, by attribute name."""
+    get = operator.attrgetter(*names)
+    if len(names) == 1:  # attrgetter of one name returns the value itself
+        return lambda record: (get(record),)
+    return get
+
+
 def _taken_apart(
     names: list[str], finish: Callable[[list[Any]], list[Any]]
 ) -> Callable[[list[Any]], list[Any]]:
     """The tuples of field values of the records ``finish`` makes."""
-    get = operator.attrgetter(*names)
-    if len(names) == 1:  # attrgetter of one name returns the value itself
-        return lambda decoded: [(get(r),) for r in finish(decoded)]
-    return lambda decoded: list(map(get, finish(decoded)))
+    row = _row_of(names)
+    return lambda decoded: list(map(row, finish(decoded)))
 
 
 def _flat_rows(names: list[str]) -> Callable[[list[Any]], list[Any]]:
     """The tuples of field values of flat records decoded as tuples (arrays, kept as they
     are) and as generated Structs (maps, taken apart)."""
-    get = operator.attrgetter(*names)
-    take = (lambda v: (get(v),)) if len(names) == 1 else get
-    return lambda decoded: [v if type(v) is tuple else take(v) for v in decoded]
+    row = _row_of(names)
+    return lambda decoded: [v if type(v) is tuple else row(v) for v in decoded]
 
 
 def _flat_finisher(record_type: type) -> Callable[[list[Any]], list[Any]]:

@@ -287,7 +287,9 @@ def test_a_type_whose_annotations_cannot_be_hashed_is_read_as_columns() -> None:
 
 
 def test_a_record_types_arrow_schema_is_worked_out_once() -> None:
-    assert arrow_schema(Item) is arrow_schema(Item)
+    assert (
+        arrow_schema(Item) is arrow_schema(Item) is arrow_schema() is arrow_schema(record_type=Item)
+    )
 
 
 # Lists, maps and nested records have Arrow types now (tests/test_arrow_nested.py).

@@ -259,3 +259,27 @@ def test_a_failure_to_work_out_a_type_is_not_kept() -> None:
     assert calls == [int, str, str]
     # An argument that cannot be hashed: worked out each time.
     assert [fields_of([int]), fields_of([int])] == [4, 5]
+
+
+def test_calls_that_say_the_same_thing_share_one_result() -> None:
+    calls: list[tuple[Any, Any, bool]] = []
+
+    @shared(maxsize=4)
+    def made(tp: Any, *, hook: Any = None, flag: bool = False) -> int:
+        calls.append((tp, hook, flag))
+        return len(calls)
+
+    assert made(int) == made(int, flag=False) == made(tp=int, flag=False, hook=None) == 1
+    assert made(int, flag=True) == made(flag=True, tp=int) == 2
+    assert calls == [(int, None, False), (int, None, True)]
+    # A call the function refuses is refused as the function itself refuses it.
+    for wrong in ((), (int, str)):
+        with pytest.raises(TypeError, match="positional argument"):
+            made(*wrong)
+    with pytest.raises(TypeError, match="colour"):
+        made(int, colour=1)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="must have a name"):
+        shared(maxsize=4)(lambda *args: len(args))
+    # The decoder a reader asks for is the one the command line checked a type with.
+    spelled_out = record_decoder(Item, ext_hook=None, forbid_unknown_keys=False, values=False)
+    assert record_decoder(Item) is spelled_out
