@@ -35,6 +35,14 @@ FIXTURES = {
     "rust_events_array.msgpack",
     "java_events_map.msgpack",
     "java_events_array.msgpack",
+    "go_tagged_map.msgpack",
+    "go_tagged_array.msgpack",
+    "go_fluentbit.msgpack",
+    "node_tagged_map.msgpack",
+    "node_tagged_array.msgpack",
+    "node_fluentbit.msgpack",
+    "rust_tagged_map.msgpack",
+    "rust_tagged_array.msgpack",
 }
 
 # The documented field order of the array forms.
@@ -53,6 +61,12 @@ EVENT_FIELDS = (
     "note",
 )
 INNER_FIELDS = ("name", "level")
+# The documented fields of each kind of tagged event, in order: the tag first.
+TAGGED_FIELDS = {
+    "click": ("type", "seq", "x", "y", "button"),
+    "key": ("type", "seq", "code", "modifiers", "repeat"),
+    "scroll": ("type", "seq", "dx", "dy", "at"),
+}
 
 
 class EventTime(NamedTuple):
@@ -173,3 +187,113 @@ def test_fluentd_forward_entries(path: Path) -> None:
     for index, (entry, want) in enumerate(zip(entries, EXPECTED["fluentd"], strict=True)):
         event_time = EventTime(*make_expected.parse_rfc3339(want["time"]))
         assert_same(entry, [event_time, want["record"]], f"{path.name} entry {index}")
+
+
+def expected_tagged(event: dict[str, Any]) -> dict[str, Any]:
+    """A tagged event of ``expected.json`` as it decodes: ``at`` a ``msgpack.Timestamp``."""
+    fields = TAGGED_FIELDS[event["type"]]
+    assert tuple(event) == fields, f"expected.json: {list(event)}"
+    return {name: instant(event[name]) if name == "at" else event[name] for name in fields}
+
+
+def test_tagged_events_are_interleaved_and_numbered() -> None:
+    kinds = [event["type"] for event in EXPECTED["tagged_events"]]
+    assert [event["seq"] for event in EXPECTED["tagged_events"]] == list(range(len(kinds)))
+    assert set(kinds) == set(TAGGED_FIELDS)
+    runs = [kind for index, kind in enumerate(kinds) if index == 0 or kinds[index - 1] != kind]
+    assert len(runs) > len(TAGGED_FIELDS), f"the kinds come grouped: {kinds}"
+
+
+@pytest.mark.parametrize("path", present("_tagged_map.msgpack"), ids=file_id)
+def test_tagged_event_maps(path: Path) -> None:
+    records = decode(path)
+    assert len(records) == len(EXPECTED["tagged_events"]) == 12
+    for index, (record, event) in enumerate(zip(records, EXPECTED["tagged_events"], strict=True)):
+        where = f"{path.name} record {index}"
+        assert isinstance(record, dict), f"{where} is not a map"
+        assert tuple(record) == TAGGED_FIELDS[event["type"]], f"{where}: keys {list(record)}"
+        assert_same(record, expected_tagged(event), where)
+
+
+@pytest.mark.parametrize("path", present("_tagged_array.msgpack"), ids=file_id)
+def test_tagged_event_arrays(path: Path) -> None:
+    records = decode(path)
+    assert len(records) == len(EXPECTED["tagged_events"]) == 12
+    for index, (record, event) in enumerate(zip(records, EXPECTED["tagged_events"], strict=True)):
+        where = f"{path.name} record {index}"
+        assert isinstance(record, list), f"{where} is not an array"
+        assert record[:1] == [event["type"]], f"{where}: the tag is not first: {record!r}"
+        assert_same(record, list(expected_tagged(event).values()), where)
+
+
+@pytest.mark.parametrize(
+    "path", present("_tagged_map.msgpack") + present("_tagged_array.msgpack"), ids=file_id
+)
+def test_tagged_event_times_as_datetimes(path: Path) -> None:
+    """``timestamp=3`` reads ``at`` as aware UTC datetimes, to the microsecond."""
+    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+    got, want = [], []
+    for record, event in zip(decode(path, timestamp=3), EXPECTED["tagged_events"], strict=True):
+        if event["type"] == "scroll":
+            got.append(record["at"] if isinstance(record, dict) else record[-1])
+            seconds, nanoseconds = make_expected.parse_rfc3339(event["at"])
+            want.append(epoch + dt.timedelta(seconds=seconds, microseconds=nanoseconds // 1000))
+    assert got == want
+    assert all(value.tzinfo is dt.timezone.utc for value in got)
+
+
+def expected_fluentbit(entry: dict[str, Any]) -> list[Any]:
+    """A ``fluentbit`` entry as it decodes, with ``ext_hook``'s ``EventTime``."""
+    event_time = EventTime(*make_expected.parse_rfc3339(entry["time"]))
+    if entry["form"] == "fluentbit":
+        return [[event_time, entry["metadata"]], entry["record"]]
+    assert entry["form"] == "fluentd", entry["form"]
+    assert "metadata" not in entry, "a Fluentd entry has no metadata"
+    return [event_time, entry["record"]]
+
+
+def test_fluentbit_entries_mix_both_forms() -> None:
+    forms = [entry["form"] for entry in EXPECTED["fluentbit"]]
+    assert forms == [
+        "fluentbit",
+        "fluentbit",
+        "fluentd",
+        "fluentbit",
+        "fluentbit",
+        "fluentd",
+        "fluentbit",
+        "fluentd",
+    ]
+
+
+@pytest.mark.parametrize("path", present("_fluentbit.msgpack"), ids=file_id)
+def test_fluentbit_entries(path: Path) -> None:
+    entries = decode(path)
+    assert len(entries) == len(EXPECTED["fluentbit"]) == 8
+    for index, (entry, want) in enumerate(zip(entries, EXPECTED["fluentbit"], strict=True)):
+        where = f"{path.name} entry {index}"
+        assert_same(entry, expected_fluentbit(want), where)
+        record = entry[1]
+        assert list(record) == ["message", "level", "count"], f"{where}: record keys"
+        if want["form"] == "fluentbit":
+            metadata = entry[0][1]
+            assert list(metadata) == list(want["metadata"]), f"{where}: metadata keys"
+
+
+@pytest.mark.parametrize("path", present("_fluentbit.msgpack"), ids=file_id)
+def test_fluentbit_event_times_are_extension_0_of_8_bytes(path: Path) -> None:
+    """Without ``ext_hook``: each time an ``ExtType(0, ...)``, uint32 seconds and nanoseconds."""
+    with path.open("rb") as stream:
+        entries = list(msgpack.Unpacker(stream))
+    assert len(entries) == len(EXPECTED["fluentbit"])
+    for index, (entry, want) in enumerate(zip(entries, EXPECTED["fluentbit"], strict=True)):
+        assert isinstance(entry, list), f"entry {index}: {entry!r}"
+        assert len(entry) == 2, f"entry {index}: {entry!r}"
+        header = entry[0]
+        if want["form"] == "fluentbit":
+            assert isinstance(header, list), f"entry {index}: {header!r}"
+            assert len(header) == 2, f"entry {index}: {header!r}"
+            assert isinstance(header[1], dict), f"entry {index}: metadata {header[1]!r}"
+            header = header[0]
+        data = struct.pack(">II", *make_expected.parse_rfc3339(want["time"]))
+        assert header == msgpack.ExtType(0, data), f"entry {index}: {header!r}"

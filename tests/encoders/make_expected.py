@@ -18,6 +18,18 @@ and ``record`` (``message``, ``level``, ``count``), with the timestamps of the f
 
 ``untagged_items``: the first 5 events as a flat Go struct without msgpack tags writes them:
 keyed by the Go field names, the timestamp as Unix nanoseconds.
+
+``tagged_events``: 12 records of three kinds, interleaved, told apart by the string ``type``,
+each with the fields, in this order, ``type``, ``seq`` (0 to 11) and then its kind's own:
+``click`` ``x``, ``y`` (ints), ``button`` (``left``, ``right`` or ``middle``); ``key``
+``code`` (str), ``modifiers`` (0 to 2 strings), ``repeat`` (bool); ``scroll`` ``dx``, ``dy``
+(floats, even when whole) and ``at`` (RFC 3339, UTC, always 9 fractional digits).
+
+``fluentbit``: 8 entries of a Fluent Bit stream, ``form`` ``fluentbit`` (Fluent Bit 2.1+,
+``[[EventTime, metadata], record]``) or ``fluentd`` (``[EventTime, record]``), mixed;
+``time`` (an EventTime, given as RFC 3339), ``metadata`` (a map of strings or maps of strings,
+keys sorted; only in the ``fluentbit`` form) and ``record`` (``message``, ``level``,
+``count``).
 """
 
 from __future__ import annotations
@@ -98,6 +110,67 @@ NOTES = [
 TAGS = [[], ["a"], ["a", "b"], ["x", "y", "z"]]
 LEVELS = ["debug", "info", "warn", "error"]
 
+# tagged_events: the kinds interleaved, twice two of a kind in a row.
+KINDS = [
+    "click",
+    "key",
+    "scroll",
+    "scroll",
+    "click",
+    "key",
+    "click",
+    "scroll",
+    "key",
+    "key",
+    "click",
+    "scroll",
+]
+# x and y across the fixint, int8/uint8, int16/uint16 and uint32 encodings.
+CLICKS = [(0, 0, "left"), (1920, 1080, "right"), (-200, 70000, "middle"), (127, 128, "left")]
+KEYS: list[tuple[str, list[str], bool]] = [
+    ("KeyA", [], False),
+    ("é", ["shift"], False),
+    ("Enter", ["ctrl", "alt"], True),
+    ("ArrowLeft", ["meta"], True),
+]
+# Whole floats (0.0, -3.0, -42.0: still floats), and some that a float32 cannot hold.
+SCROLLS = [
+    (0.0, -3.0, "2025-01-15T08:30:00.000000000Z"),
+    (-3.0, 0.1, "2025-01-15T08:30:00.000000001Z"),
+    (0.25, 0.0, "2025-01-15T08:30:00.123456789Z"),
+    (1.5e-5, -42.0, "2099-12-31T23:59:59.999999999Z"),
+]
+# fluentbit: the form of each entry (Fluent Bit 2.1+ or Fluentd), and the metadata of the
+# Fluent Bit ones in turn.
+FORMS = [
+    "fluentbit",
+    "fluentbit",
+    "fluentd",
+    "fluentbit",
+    "fluentbit",
+    "fluentd",
+    "fluentbit",
+    "fluentd",
+]
+METADATA: list[dict[str, Any]] = [
+    {},
+    {"otlp": {"severity": "INFO"}},
+    {"tag": "app.web"},
+    {"otlp": {"severity": "ERROR", "trace_id": "5b8efff798038103d269b633813fc60c"}},
+    {"host": "db-1", "tag": "app.db"},
+]
+MESSAGES = [
+    "started",
+    "GET /index.html 200",
+    "disk usage at 91%",
+    "café ouvert",
+    "",
+    "retry ✓",
+    "a message of more than thirty-one bytes, so a str8",
+    "stopped",
+]
+COUNTS = [0, 1, -1, 300, 65536, -40000, 4294967296, 7]
+
 
 def parse_rfc3339(text: str) -> tuple[int, int]:
     """``YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ`` as (seconds since the Unix epoch, nanoseconds)."""
@@ -174,12 +247,48 @@ def untagged_items(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return items
 
 
+def tagged_events() -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = []
+    seen = dict.fromkeys(KINDS, 0)
+    for seq, kind in enumerate(KINDS):
+        nth = seen[kind]
+        seen[kind] += 1
+        record: dict[str, Any] = {"type": kind, "seq": seq}
+        if kind == "click":
+            record["x"], record["y"], record["button"] = CLICKS[nth]
+        elif kind == "key":
+            code, modifiers, repeat = KEYS[nth]
+            record.update(code=code, modifiers=modifiers, repeat=repeat)
+        else:
+            record["dx"], record["dy"], record["at"] = SCROLLS[nth]
+        records.append(record)
+    return records
+
+
+def fluentbit() -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = []
+    metadata = iter(METADATA)
+    for index, form in enumerate(FORMS):
+        entry: dict[str, Any] = {"form": form, "time": TIMESTAMPS[index]}
+        if form == "fluentbit":
+            entry["metadata"] = next(metadata)
+        entry["record"] = {
+            "message": MESSAGES[index],
+            "level": LEVELS[index % 4],
+            "count": COUNTS[index],
+        }
+        entries.append(entry)
+    return entries
+
+
 def build() -> dict[str, Any]:
     records = events()
     return {
         "events": records,
         "fluentd": fluentd(records),
         "untagged_items": untagged_items(records),
+        "tagged_events": tagged_events(),
+        "fluentbit": fluentbit(),
     }
 
 

@@ -127,16 +127,113 @@ type FluentdEntry struct {
 	Record FluentdRecord `json:"record"`
 }
 
+// Tagged events: three struct types, one per kind, each with Type and Seq first. Written as
+// maps by default, and as arrays (the tag first) by an Encoder with UseArrayEncodedStructs.
+type Click struct {
+	Type   string `msgpack:"type"`
+	Seq    int64  `msgpack:"seq"`
+	X      int64  `msgpack:"x"`
+	Y      int64  `msgpack:"y"`
+	Button string `msgpack:"button"`
+}
+
+type Key struct {
+	Type      string   `msgpack:"type"`
+	Seq       int64    `msgpack:"seq"`
+	Code      string   `msgpack:"code"`
+	Modifiers []string `msgpack:"modifiers"`
+	Repeat    bool     `msgpack:"repeat"`
+}
+
+type Scroll struct {
+	Type string    `msgpack:"type"`
+	Seq  int64     `msgpack:"seq"`
+	Dx   float64   `msgpack:"dx"`
+	Dy   float64   `msgpack:"dy"`
+	At   time.Time `msgpack:"at"`
+}
+
+// TaggedJSON reads any kind of tagged event from expected.json; kind() picks its struct.
+type TaggedJSON struct {
+	Type      string    `json:"type"`
+	Seq       int64     `json:"seq"`
+	X         int64     `json:"x"`
+	Y         int64     `json:"y"`
+	Button    string    `json:"button"`
+	Code      string    `json:"code"`
+	Modifiers []string  `json:"modifiers"`
+	Repeat    bool      `json:"repeat"`
+	Dx        float64   `json:"dx"`
+	Dy        float64   `json:"dy"`
+	At        time.Time `json:"at"`
+}
+
+func (t TaggedJSON) kind() any {
+	switch t.Type {
+	case "click":
+		return Click{t.Type, t.Seq, t.X, t.Y, t.Button}
+	case "key":
+		return Key{t.Type, t.Seq, t.Code, t.Modifiers, t.Repeat}
+	case "scroll":
+		return Scroll{t.Type, t.Seq, t.Dx, t.Dy, t.At}
+	}
+	check(fmt.Errorf("unknown tagged event type %q", t.Type))
+	return nil
+}
+
+// SortedMap is Fluent Bit metadata: string keys, written sorted (Go randomizes map order), to
+// strings or to maps written the same way.
+type SortedMap map[string]any
+
+func (m SortedMap) EncodeMsgpack(enc *msgpack.Encoder) error {
+	keys := make([]string, 0, len(m))
+	for key := range m {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	if err := enc.EncodeMapLen(len(keys)); err != nil {
+		return err
+	}
+	for _, key := range keys {
+		if err := enc.EncodeString(key); err != nil {
+			return err
+		}
+		value := m[key]
+		if inner, ok := value.(map[string]any); ok {
+			value = SortedMap(inner)
+		}
+		if err := enc.Encode(value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type FluentBitEntry struct {
+	Form     string         `json:"form"`
+	Time     time.Time      `json:"time"`
+	Metadata map[string]any `json:"metadata"`
+	Record   FluentdRecord  `json:"record"`
+}
+
 type Expected struct {
-	Events        []Event        `json:"events"`
-	Fluentd       []FluentdEntry `json:"fluentd"`
-	UntaggedItems []UntaggedItem `json:"untagged_items"`
+	Events        []Event          `json:"events"`
+	Fluentd       []FluentdEntry   `json:"fluentd"`
+	UntaggedItems []UntaggedItem   `json:"untagged_items"`
+	TaggedEvents  []TaggedJSON     `json:"tagged_events"`
+	FluentBit     []FluentBitEntry `json:"fluentbit"`
 }
 
 // write encodes each value in turn, concatenated, into dir/name.
 func write[T any](dir, name string, values []T) {
+	writeWith(dir, name, values, func(*msgpack.Encoder) {})
+}
+
+// writeWith is write with an Encoder that configure has set up.
+func writeWith[T any](dir, name string, values []T, configure func(*msgpack.Encoder)) {
 	var buf bytes.Buffer
 	enc := msgpack.NewEncoder(&buf)
+	configure(enc)
 	for _, v := range values {
 		check(enc.Encode(v))
 	}
@@ -174,8 +271,31 @@ func main() {
 		entries[i] = []any{&t, f.Record}
 	}
 
+	tagged := make([]any, len(expected.TaggedEvents))
+	for i, t := range expected.TaggedEvents {
+		tagged[i] = t.kind()
+	}
+	// Fluent Bit 2.1+: [[EventTime, metadata], record]; Fluentd: [EventTime, record].
+	fluentBit := make([][]any, len(expected.FluentBit))
+	for i, f := range expected.FluentBit {
+		t := EventTime{uint32(f.Time.Unix()), uint32(f.Time.Nanosecond())}
+		switch f.Form {
+		case "fluentbit":
+			fluentBit[i] = []any{[]any{&t, SortedMap(f.Metadata)}, f.Record}
+		case "fluentd":
+			fluentBit[i] = []any{&t, f.Record}
+		default:
+			check(fmt.Errorf("unknown form %q", f.Form))
+		}
+	}
+
 	write(dir, "go_events_map.msgpack", expected.Events)
 	write(dir, "go_events_array.msgpack", arrays)
 	write(dir, "go_items_untagged.msgpack", expected.UntaggedItems)
 	write(dir, "go_fluentd.msgpack", entries)
+	write(dir, "go_tagged_map.msgpack", tagged)
+	writeWith(dir, "go_tagged_array.msgpack", tagged, func(enc *msgpack.Encoder) {
+		enc.UseArrayEncodedStructs(true)
+	})
+	write(dir, "go_fluentbit.msgpack", fluentBit)
 }

@@ -1,5 +1,6 @@
 //! Writes the Rust fixtures of tests/encoders with serde and rmp-serde, from ../expected.json:
-//! map form by `rmp_serde::to_vec_named`, array form by `rmp_serde::to_vec`.
+//! map form by `rmp_serde::to_vec_named`, array form by `rmp_serde::to_vec`, for the events and
+//! the tagged events.
 //!
 //! Usage (from this folder): cargo run -- ../data
 
@@ -31,9 +32,36 @@ struct Inner {
     level: i64,
 }
 
+/// A tagged event: serde's internally tagged enum, the tag `type` first, then the variant's
+/// fields (`seq` first). `to_vec_named` writes it as a map, `to_vec` as an array with the tag
+/// first.
+#[derive(Deserialize, Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+enum Tagged {
+    Click {
+        seq: i64,
+        x: i64,
+        y: i64,
+        button: String,
+    },
+    Key {
+        seq: i64,
+        code: String,
+        modifiers: Vec<String>,
+        repeat: bool,
+    },
+    Scroll {
+        seq: i64,
+        dx: f64,
+        dy: f64,
+        at: Timestamp,
+    },
+}
+
 #[derive(Deserialize)]
 struct Expected {
     events: Vec<Event>,
+    tagged_events: Vec<Tagged>,
 }
 
 /// A UTC instant to the nanosecond: read from RFC 3339 text, written as the timestamp extension -1.
@@ -116,5 +144,12 @@ fn main() -> Result<(), Box<dyn Error>> {
     }
     std::fs::write(Path::new(&dir).join("rust_events_map.msgpack"), maps)?;
     std::fs::write(Path::new(&dir).join("rust_events_array.msgpack"), arrays)?;
+    let (mut maps, mut arrays) = (Vec::new(), Vec::new());
+    for tagged in &expected.tagged_events {
+        maps.extend(rmp_serde::to_vec_named(tagged)?);
+        arrays.extend(rmp_serde::to_vec(tagged)?);
+    }
+    std::fs::write(Path::new(&dir).join("rust_tagged_map.msgpack"), maps)?;
+    std::fs::write(Path::new(&dir).join("rust_tagged_array.msgpack"), arrays)?;
     Ok(())
 }
