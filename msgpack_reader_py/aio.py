@@ -174,6 +174,21 @@ class AsyncStreamingReader(ReaderBase[T]):
 
     @overload
     def __init__(
+        self: AsyncStreamingReader[Any],
+        source: Source,
+        record_type: object,
+        *,
+        mapper: None = None,
+        ext_hook: ExtHook | None = None,
+        forbid_unknown_keys: bool = False,
+        max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
+        read_size: int = DEFAULT_READ_SIZE,
+        on_error: OnError = "raise",
+        follow: bool = False,
+    ) -> None: ...
+
+    @overload
+    def __init__(
         self: AsyncStreamingReader[T],
         source: Source,
         record_type: type[Any] = ...,
@@ -190,7 +205,7 @@ class AsyncStreamingReader(ReaderBase[T]):
     def __init__(
         self,
         source: Source,
-        record_type: type[Any] = Item,
+        record_type: Any = Item,
         *,
         mapper: Callable[[Any], Any] | None = None,
         ext_hook: ExtHook | None = None,

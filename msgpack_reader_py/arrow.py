@@ -31,9 +31,10 @@ except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subproce
 
 from ._shared import shared
 from .decoder import Plan
-from .engine import ExtHook, plain_values, record_fields, record_kind
+from .engine import ExtHook, plain_values
 from .errors import describe
 from .model import Item
+from .record_type import record_fields, record_kind
 from .schema import members, record_schema
 from .streaming_reader import (
     DEFAULT_MAX_RECORD_SIZE,
@@ -71,7 +72,7 @@ _SUPPORTED = (
 
 
 @shared(maxsize=256)
-def arrow_schema(record_type: type[Any] = Item) -> pa.Schema:
+def arrow_schema(record_type: Any = Item) -> pa.Schema:
     """The Arrow schema of ``record_type``'s records: one column per field, in order.
 
     ``int`` becomes ``int64``, ``float`` ``float64``, ``str`` ``string``, ``bytes`` ``binary``,
@@ -258,7 +259,7 @@ class BatchReader(SourceReader[pa.RecordBatch]):
     def __init__(
         self,
         source: Source,
-        record_type: type[Any] = Item,
+        record_type: Any = Item,
         *,
         batch_size: int = DEFAULT_BATCH_SIZE,
         columns: Sequence[str] | None = None,
@@ -333,7 +334,7 @@ def _rebatched(
 
 def read_batches(
     source: Source,
-    record_type: type[Any] = Item,
+    record_type: Any = Item,
     *,
     batch_size: int = DEFAULT_BATCH_SIZE,
     columns: Sequence[str] | None = None,
@@ -361,7 +362,7 @@ def read_batches(
 
 def read_table(
     source: Source,
-    record_type: type[Any] = Item,
+    record_type: Any = Item,
     *,
     batch_size: int = DEFAULT_BATCH_SIZE,
     columns: Sequence[str] | None = None,

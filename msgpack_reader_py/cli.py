@@ -35,8 +35,9 @@ from .follow import check_followable
 from .generator import DEFAULT_SEED, get_iter, pack_items, write_items
 from .infer import DEFAULT_SAMPLE, InferenceError
 from .model import Item
-from .record_types import TypeNotFound, record_type_named
+from .record_type import type_label
 from .streaming_reader import DEFAULT_MAX_RECORD_SIZE, Source, SourceReader, StreamingReader
+from .type_names import TypeNotFound, record_type_named
 from .values import ValueReader
 
 __all__ = ["main"]
@@ -431,13 +432,13 @@ class _Typing:
     """What ``--type`` and ``--fluentd`` ask of a command's readers."""
 
     name: str
-    record_type: type[Any] | None  # None: untyped (any)
+    record_type: Any  # None: untyped (any)
     fluentd: bool = False
 
     @property
     def label(self) -> str:
         """How messages name the records: ``Item``, ``Record``, ``record``."""
-        return "record" if self.record_type is None else self.record_type.__name__
+        return "record" if self.record_type is None else type_label(self.record_type)
 
     @property
     def ext_hook(self) -> Any:
@@ -702,7 +703,7 @@ def _convert(args: argparse.Namespace, to: Format, output: str, limit: int | Non
     return result.records
 
 
-def _check_columns(name: str, record_type: type[Any], to: Format) -> None:
+def _check_columns(name: str, record_type: Any, to: Format) -> None:
     """Refuse a record type with fields Arrow has no column type for, as a usage error."""
     try:
         from .arrow import arrow_schema

@@ -120,7 +120,7 @@ def convert(
     destination: str | os.PathLike[str] | IO[bytes] | io.RawIOBase,
     to: Format,
     *,
-    record_type: type[Any] | None = Item,
+    record_type: Any = Item,
     ext_hook: ExtHook | None = None,
     limit: int | None = None,
     allow_nan: bool = False,
@@ -275,7 +275,7 @@ class _Job:
 
     sources: list[Source]
     to: Format
-    record_type: type[Any] | None  # None: untyped values (JSON Lines only)
+    record_type: Any  # None: untyped values (JSON Lines only)
     options: _Options
     limit: int | None
     allow_nan: bool
@@ -376,7 +376,7 @@ class _TextBatches(SourceReader[list[Any]]):
 
 @contextmanager
 def _text_out(
-    out: _Named, to: Format, record_type: type[Any] | None, allow_nan: bool
+    out: _Named, to: Format, record_type: Any, allow_nan: bool
 ) -> Iterator[Callable[[Any], None]]:
     """Write batches of records (tuples of field values, or untyped values) as text, each
     batch flushed: a batch is a read's records, and a reader of the output (a pipe, a

@@ -72,7 +72,7 @@ def _name(file: OpenFile) -> str:
     return str(file.path) if isinstance(file.fs, LocalFileSystem) else str(file.full_name)
 
 
-def _records(file: OpenFile, record_type: type[Any], max_record_size: int) -> list[Any]:
+def _records(file: OpenFile, record_type: Any, max_record_size: int) -> list[Any]:
     """One partition of :func:`read_bag`: the records of one file."""
     with file as stream:
         try:
@@ -83,7 +83,7 @@ def _records(file: OpenFile, record_type: type[Any], max_record_size: int) -> li
 
 def _frame(
     file: OpenFile,
-    record_type: type[Any],
+    record_type: Any,
     max_record_size: int,
     columns: list[str] | None = None,
 ) -> pd.DataFrame:
@@ -102,11 +102,11 @@ def _frame(
     return frame[[]] if columns == [] else frame
 
 
-def _first_column(record_type: type[Any]) -> str:
+def _first_column(record_type: Any) -> str:
     return str(arrow_schema(record_type).names[0])
 
 
-def pandas_dtypes(record_type: type[Any] = Item) -> dict[str, Any]:
+def pandas_dtypes(record_type: Any = Item) -> dict[str, Any]:
     """The pandas dtype of each column :func:`read_dataframe` gives ``record_type``.
 
     ``int64``, ``float64`` and ``bool`` for plain fields, their nullable forms (``Int64``,
@@ -147,7 +147,7 @@ def _to_pandas(table: pa.Table) -> pd.DataFrame:
 
 def read_bag(
     urlpath: UrlPath,
-    record_type: type[Any] = Item,
+    record_type: Any = Item,
     *,
     storage_options: dict[str, Any] | None = None,
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
@@ -166,7 +166,7 @@ def read_bag(
 
 def read_dataframe(
     urlpath: UrlPath,
-    record_type: type[Any] = Item,
+    record_type: Any = Item,
     *,
     storage_options: dict[str, Any] | None = None,
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,

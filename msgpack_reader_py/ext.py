@@ -1,4 +1,5 @@
-"""Ready ``ext_hook`` functions for extension types that real producers write.
+"""Ready ``ext_hook`` functions for extension types that real producers write, and the
+timestamp extension as text.
 
 An ``ext_hook`` is called as ``ext_hook(code, data)`` for each extension value other than the
 MessagePack timestamp (-1, which always becomes an aware UTC ``datetime``), where the record
@@ -14,14 +15,15 @@ from __future__ import annotations
 
 import datetime
 
+import msgpack
 from msgspec.msgpack import Ext
 
-__all__ = ["EVENT_TIME_CODE", "event_time_parts", "fluentd_event_time"]
+__all__ = ["EPOCH", "EVENT_TIME_CODE", "event_time_parts", "fluentd_event_time", "rfc3339"]
 
 EVENT_TIME_CODE = 0
 """The extension type code of Fluentd's EventTime."""
 
-_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
 
 def fluentd_event_time(code: int, data: memoryview | bytes) -> datetime.datetime | Ext:
@@ -39,7 +41,7 @@ def fluentd_event_time(code: int, data: memoryview | bytes) -> datetime.datetime
     if code != EVENT_TIME_CODE:
         return Ext(code, bytes(data))
     seconds, nanoseconds = event_time_parts(data)
-    return _EPOCH + datetime.timedelta(seconds=seconds, microseconds=(nanoseconds + 500) // 1000)
+    return EPOCH + datetime.timedelta(seconds=seconds, microseconds=(nanoseconds + 500) // 1000)
 
 
 def event_time_parts(data: memoryview | bytes) -> tuple[int, int]:
@@ -54,3 +56,14 @@ def event_time_parts(data: memoryview | bytes) -> tuple[int, int]:
             f"a Fluentd EventTime's nanoseconds must be below 10**9, got {nanoseconds}"
         )
     return seconds, nanoseconds
+
+
+def rfc3339(timestamp: msgpack.Timestamp) -> str | None:
+    """``timestamp`` as RFC 3339 text in UTC with nine fractional digits; ``None`` outside
+    the years 1 to 9999, which RFC 3339 cannot write."""
+    seconds, nanoseconds = divmod(timestamp.to_unix_nano(), 1_000_000_000)
+    try:
+        moment = EPOCH + datetime.timedelta(seconds=seconds)
+    except OverflowError:
+        return None
+    return f"{moment:%Y-%m-%dT%H:%M:%S}.{nanoseconds:09d}Z"

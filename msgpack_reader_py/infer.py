@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 import msgpack
 
-from .engine import KEY_METADATA
+from .record_type import KEY_METADATA
 
 __all__ = ["DEFAULT_SAMPLE", "MAX_FIELDS", "InferenceError", "Schema", "infer"]
 

@@ -1,10 +1,10 @@
-"""What a record type is, worked out once per stream, for every consumer.
+"""A record type's columns, worked out once per type, for the writers of rows.
 
-A record type is a dataclass, a ``typing.NamedTuple``, a ``msgspec.Struct`` or a fixed-length
-``tuple[...]`` type. :class:`RecordSchema` lists its fields in wire order (their names, the map
-keys they are read from, their annotations and defaults); the decoder (:mod:`.engine`), the
-Arrow columns (:mod:`.arrow`) and the CSV and JSON writers (:mod:`.convert`) all derive what
-they need from it, so an annotation is read in one place.
+:class:`RecordSchema` lists the columns of a record type's rows: its fields in wire order
+(their names, the map keys they are read from, their annotations), or, for a union of kinds,
+the tag and every kind's fields (:func:`~.record_type.union_fields`). The Arrow columns
+(:mod:`.arrow`) and the CSV and JSON writers (:mod:`.convert`) derive what they need from it;
+the fields themselves are read by :mod:`.record_type`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,17 @@ import typing
 from typing import Any
 
 from ._shared import shared
-from .engine import FieldSpec, record_fields, record_kind
 from .errors import type_name
+from .record_type import (
+    ABSENT,
+    FieldSpec,
+    Kinds,
+    record_fields,
+    record_kind,
+    record_kinds,
+    union_fields,
+    union_members,
+)
 
 __all__ = ["RecordSchema", "annotation_text", "is_scalar", "members", "record_schema"]
 
@@ -48,22 +57,39 @@ def is_scalar(annotation: Any) -> bool:
 
 
 class RecordSchema:
-    """The fields of a record type, in wire order; made once per type (:func:`record_schema`)
-    and shared, so nothing in it is changed by its users.
+    """The columns of a record type's rows, in wire order; made once per type
+    (:func:`record_schema`) and shared, so nothing in it is changed by its users.
 
     ``names`` are the fields' attribute names (``"[0]"``, ``"[1]"``, ... for a ``tuple[...]``
     type, whose records are the decoded tuples themselves); ``kind`` is ``"dataclass"``,
-    ``"namedtuple"``, ``"struct"`` or ``"tuple"``. Raises ``TypeError`` for anything else.
+    ``"attrs"``, ``"namedtuple"``, ``"typeddict"``, ``"struct"``, ``"tuple"`` or ``"union"``
+    (whose :attr:`kinds` tell its records apart, and whose first column is the tag). A
+    ``TypedDict``'s key that may be missing is ``X | None`` here. Raises ``TypeError`` for any
+    other type, and for a union whose kinds type a field differently.
     """
 
     def __init__(self, record_type: Any) -> None:
         self.record_type = record_type
-        self.fields: tuple[FieldSpec, ...] = record_fields(record_type)
+        self.kinds: Kinds | None = None
+        if union_members(record_type) is not None:
+            self.kinds = record_kinds(record_type)
+            self.fields: tuple[FieldSpec, ...] = union_fields(record_type)
+            self.kind: str | None = "union"
+        else:
+            fields = record_fields(record_type)
+            if any(f.default is ABSENT for f in fields):  # a TypedDict's key: maybe missing
+                fields = tuple(
+                    FieldSpec(f.name, f.wire_name, typing.Optional[f.annotation])  # noqa: UP045
+                    if f.default is ABSENT
+                    else f
+                    for f in fields
+                )
+            self.fields = fields
+            kind = record_kind(record_type)
+            self.kind = "struct" if kind == "array_struct" else kind
         self.names = tuple(f.name for f in self.fields)
         self.annotations = tuple(f.annotation for f in self.fields)
         self.expected = tuple(annotation_text(a) for a in self.annotations)
-        kind = record_kind(record_type)
-        self.kind = "struct" if kind == "array_struct" else kind
         self.flat = all(is_scalar(a) for a in self.annotations)
         """Whether every field holds one plain value (no container, record, or other type)."""
 

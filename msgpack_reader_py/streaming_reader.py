@@ -26,6 +26,7 @@ from .engine import ExtHook
 from .errors import RecordError
 from .follow import Follower, check_followable
 from .model import Item
+from .record_type import type_label
 from .sniff import Compression
 
 __all__ = [
@@ -686,6 +687,22 @@ class StreamingReader(SourceReader[T]):
 
     @overload
     def __init__(
+        self: StreamingReader[Any],
+        source: Source,
+        record_type: object,
+        *,
+        mapper: None = None,
+        ext_hook: ExtHook | None = None,
+        forbid_unknown_keys: bool = False,
+        max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
+        read_size: int = DEFAULT_READ_SIZE,
+        on_error: OnError = "raise",
+        decompress: bool = True,
+        follow: bool = False,
+    ) -> None: ...
+
+    @overload
+    def __init__(
         self: StreamingReader[T],
         source: Source,
         record_type: type[Any] = ...,
@@ -703,7 +720,7 @@ class StreamingReader(SourceReader[T]):
     def __init__(
         self,
         source: Source,
-        record_type: type[Any] = Item,
+        record_type: Any = Item,
         *,
         mapper: Callable[[Any], Any] | None = None,
         ext_hook: ExtHook | None = None,
@@ -757,7 +774,7 @@ def describe_reader(reader: ReaderBase[Any], mapper: Callable[[Any], Any] | None
     """A typed reader's ``repr``: its class, source, record type or mapper, and state."""
     kind = "mapper=" + getattr(mapper, "__qualname__", repr(mapper))
     if mapper is None:
-        kind = "record_type=" + reader.record_type.__qualname__
+        kind = "record_type=" + type_label(reader.record_type)
     state = " closed" if reader.closed else ""
     return f"<{type(reader).__name__} {reader.name!r} {kind}{state}>"
 
@@ -797,6 +814,22 @@ def read_items(
 @overload
 def read_items(
     source: Source,
+    record_type: object,
+    *,
+    mapper: None = None,
+    ext_hook: ExtHook | None = None,
+    forbid_unknown_keys: bool = False,
+    max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
+    read_size: int = DEFAULT_READ_SIZE,
+    on_error: OnError = "raise",
+    decompress: bool = True,
+    follow: bool = False,
+) -> Iterator[Any]: ...
+
+
+@overload
+def read_items(
+    source: Source,
     record_type: type[Any] = ...,
     *,
     mapper: Callable[[Any], T],
@@ -812,7 +845,7 @@ def read_items(
 
 def read_items(
     source: Source,
-    record_type: type[Any] = Item,
+    record_type: Any = Item,
     *,
     mapper: Callable[[Any], Any] | None = None,
     ext_hook: ExtHook | None = None,

@@ -26,7 +26,6 @@ Typed records render the same way: a record is an object keyed by its fields' na
 from __future__ import annotations
 
 import base64
-import datetime
 import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import IO, Any
@@ -44,7 +43,7 @@ from .engine import (
     guarded_hook,
     invalid_utf8,
 )
-from .ext import EVENT_TIME_CODE, event_time_parts, fluentd_event_time
+from .ext import EVENT_TIME_CODE, event_time_parts, fluentd_event_time, rfc3339
 from .streaming_reader import (
     DEFAULT_MAX_RECORD_SIZE,
     DEFAULT_READ_SIZE,
@@ -64,19 +63,7 @@ __all__ = [
     "text_cell",
 ]
 
-_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 _DECODE_FAILURES = (ValueError, TypeError, msgpack.UnpackException)
-
-
-def rfc3339(timestamp: msgpack.Timestamp) -> str | None:
-    """``timestamp`` as RFC 3339 text in UTC with nine fractional digits; ``None`` outside
-    the years 1 to 9999, which RFC 3339 cannot write."""
-    seconds, nanoseconds = divmod(timestamp.to_unix_nano(), 1_000_000_000)
-    try:
-        moment = _EPOCH + datetime.timedelta(seconds=seconds)
-    except OverflowError:
-        return None
-    return f"{moment:%Y-%m-%dT%H:%M:%S}.{nanoseconds:09d}Z"
 
 
 def event_time(code: int, data: memoryview | bytes) -> Any:

@@ -388,7 +388,7 @@ def test_type_from_an_importable_module(
 @pytest.mark.parametrize(
     ("name", "says"),
     [
-        ("nothing", "expected item, any or MODULE:CLASS"),
+        ("nothing", "expected item, any or MODULE:NAME"),
         ("no_such_module_here:X", "no module named 'no_such_module_here'"),
         ("missing.py:Record", "no such file: missing.py"),
         ("{py}:Nope", "has no Nope; it defines Odd, Record"),

@@ -1,4 +1,4 @@
-"""engine.RecordDecoder (draft, issue 10): both wire shapes at every level, every record kind."""
+"""engine.RecordDecoder: both wire shapes at every level, every record kind."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import pytest
 
 from msgpack_reader_py import Item, get_iter, pack_items
 from msgpack_reader_py._shared import shared
-from msgpack_reader_py.engine import RecordDecoder, RecordFailure, record_decoder, record_fields
+from msgpack_reader_py.engine import KindsDecoder, RecordDecoder, RecordFailure, record_decoder
+from msgpack_reader_py.record_type import record_fields
 from msgpack_reader_py.schema import record_schema
 
 
@@ -46,12 +47,12 @@ class GoItem(msgspec.Struct, rename="pascal"):
     line: int = 0
 
 
-def run(decoder: RecordDecoder, records: list[Any]) -> list[Any]:
+def run(decoder: RecordDecoder | KindsDecoder, records: list[Any]) -> list[Any]:
     decoded = decoder.decode_run(msgpack.packb(records, datetime=False))
     return decoded if decoder.build is None else decoder.build(decoded)
 
 
-def one(decoder: RecordDecoder, record: Any) -> Any:
+def one(decoder: RecordDecoder | KindsDecoder, record: Any) -> Any:
     return decoder.decode_one(msgpack.packb(record, datetime=False))
 
 

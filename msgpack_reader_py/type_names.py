@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .engine import record_kind
 from .model import Item
+from .record_type import record_kind, type_label, union_members
 
 __all__ = ["TypeNotFound", "record_type_named"]
 
@@ -19,34 +19,42 @@ class TypeNotFound(ValueError):
     """A name that names no record type; the message says what was wrong."""
 
 
-def record_type_named(name: str) -> type[Any] | None:
+def record_type_named(name: str) -> Any:
     """The record type ``name`` names: ``item`` (:class:`~msgpack_reader_py.Item`), ``any``
-    (``None``: no record type), or ``MODULE:CLASS``, where MODULE is an importable dotted
-    name (the current directory comes first) or the path of a ``.py`` file, and CLASS a
-    dataclass, ``typing.NamedTuple`` or ``msgspec.Struct`` in it (``Outer.Inner`` for a nested
-    class). Raises :class:`TypeNotFound`."""
+    (``None``: no record type), or ``MODULE:NAME``, where MODULE is an importable dotted name
+    (the current directory comes first) or the path of a ``.py`` file, and NAME a dataclass,
+    attrs class, ``typing.NamedTuple``, ``TypedDict`` or ``msgspec.Struct`` in it
+    (``Outer.Inner`` for a nested class), or a module-level union of them (``Event = Click |
+    Key``). Raises :class:`TypeNotFound`."""
     if name == "item":
         return Item
     if name == "any":
         return None
     module_name, colon, class_name = name.rpartition(":")
     if not colon or not module_name or not class_name:
-        raise TypeNotFound("expected item, any or MODULE:CLASS (e.g. records.py:Record)")
+        raise TypeNotFound("expected item, any or MODULE:NAME (e.g. records.py:Record)")
     module = _module(module_name)
     found: Any = module
     for part in class_name.split("."):
         found = getattr(found, part, None)
         if found is None:
-            defined = sorted(n for n, v in vars(module).items() if record_kind(v) is not None)
+            defined = sorted(n for n, v in vars(module).items() if _is_record_type(v))
             offer = f"; it defines {', '.join(defined)}" if defined else ""
             raise TypeNotFound(f"{module_name} has no {class_name}{offer}")
-    if record_kind(found) is None:
+    if not _is_record_type(found):
+        what = type_label(found) if isinstance(found, type) or union_members(found) else repr(found)
         raise TypeNotFound(
-            f"{class_name} is not a record type (a dataclass, NamedTuple, msgspec.Struct or "
-            f"tuple[...] type), it is {found!r}"
+            f"{class_name} is not a record type (a dataclass, attrs class, NamedTuple, "
+            f"TypedDict, msgspec.Struct, tuple[...] type or a union of them), it is {what}"
         )
-    record_type: type[Any] = found
-    return record_type
+    return found
+
+
+def _is_record_type(value: Any) -> bool:
+    members = union_members(value)
+    if members is not None:
+        return all(record_kind(m) not in (None, "tuple") for m in members)
+    return record_kind(value) is not None
 
 
 def _module(name: str) -> Any:
