@@ -12,11 +12,12 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import distributed
 import fsspec
 import msgpack
+import msgspec
 import pandas as pd
 import pytest
 
@@ -114,7 +115,7 @@ def bag_reader(urlpath: str) -> Any:
 READERS = pytest.mark.parametrize("read", [frame_reader, bag_reader], ids=["dataframe", "bag"])
 
 
-def read_all(paths: Sequence[str | Path], record_type: type[Any] = Item) -> list[Any]:
+def read_all(paths: Sequence[str | Path], record_type: Any = Item) -> list[Any]:
     """The records of ``paths`` in turn, read in this process."""
     records: list[Any] = []
     for path in paths:
@@ -234,6 +235,57 @@ def test_read_bag_on_a_cluster_matches_a_single_process_read(
     assert records == read_all(item_paths, record_type)
     assert len(records) == sum(SIZES)
     assert all(type(record) is record_type for record in records)
+
+
+class Click(msgspec.Struct, tag="click"):
+    """One kind of event (importable by the workers)."""
+
+    x: int
+    y: int
+
+
+@dataclass
+class Key:
+    """Another kind, told by a Literal field."""
+
+    type: Literal["key"]
+    code: str
+
+
+def event(number: int) -> Any:
+    """Event ``number``, a kind and a shape by its number."""
+    if number % 3 == 0:
+        return {"type": "key", "code": f"k{number}"} if number % 2 else ["key", f"k{number}"]
+    return ["click", number, -number] if number % 2 else {"type": "click", "x": number, "y": 0}
+
+
+def test_kinds_on_a_cluster_one_table_and_a_bag_of_each_kind(
+    client: distributed.Client, tmp_path: Path
+) -> None:
+    numbers = [range(50), range(50, 51), range(51, 120)]
+    for part, numbered in enumerate(numbers):
+        (tmp_path / f"{part}.msgpack").write_bytes(
+            b"".join(msgpack.packb(event(n)) for n in numbered)
+        )
+    pattern = str(tmp_path / "*.msgpack")
+    df = read_dataframe(pattern, Click | Key)
+    assert list(df.columns) == ["type", "x", "y", "code"]
+    assert dtype_names(df.dtypes) == {
+        "type": "string",
+        "x": "Int64",
+        "y": "Int64",
+        "code": "string",
+    }
+    computed = df.compute(scheduler=client).reset_index(drop=True)
+    expected = pd.concat(
+        [read_table(tmp_path / f"{part}.msgpack", Click | Key).to_pandas() for part in range(3)]
+    ).reset_index(drop=True)
+    assert computed["type"].tolist() == expected["type"].tolist()
+    assert computed["code"].dropna().tolist() == [f"k{n}" for n in range(120) if n % 3 == 0]
+    assert int(computed["x"].sum()) == sum(n for n in range(120) if n % 3)
+    records = read_bag(pattern, Click | Key).compute(scheduler=client)
+    assert records == read_all(sorted(tmp_path.glob("*.msgpack")), Click | Key)
+    assert {type(r) for r in records} == {Click, Key}
 
 
 # --- a corrupt file among good ones, on the cluster ----------------------------------------------

@@ -34,8 +34,16 @@ from .decoder import Plan
 from .engine import ExtHook, plain_values
 from .errors import describe
 from .model import Item
-from .record_type import record_fields, record_kind
-from .schema import members, record_schema
+from .record_type import (
+    ABSENT,
+    FieldSpec,
+    record_fields,
+    record_kind,
+    type_label,
+    union_fields,
+    union_members,
+)
+from .schema import annotation_text, members, record_schema
 from .streaming_reader import (
     DEFAULT_MAX_RECORD_SIZE,
     DEFAULT_READ_SIZE,
@@ -90,19 +98,37 @@ def arrow_schema(record_type: Any = Item) -> pa.Schema:
         column = str(position) if schema.kind == "tuple" else spec.name
         try:
             fields.append(_arrow_field(column, spec.annotation))
-        except TypeError:
+        except _NoArrowType as exc:
             raise TypeError(
-                f"field `{spec.name}` of {schema.record_type!r} is annotated "
-                f"{schema.expected[position]}; an Arrow column needs {_SUPPORTED}"
+                f"field `{spec.name}{exc.path}` of {type_label(schema.record_type)} is annotated "
+                f"{annotation_text(exc.annotation)}; an Arrow column needs {_SUPPORTED}"
             ) from None
     return pa.schema(fields)
 
 
-def _arrow_field(name: str, annotation: Any) -> pa.Field[Any]:
+class _NoArrowType(TypeError):
+    """An annotation with no Arrow type, at ``path`` inside the field being typed."""
+
+    def __init__(self, annotation: Any, path: str = "") -> None:
+        super().__init__(f"no Arrow type for {annotation!r}")
+        self.annotation = annotation
+        self.path = path
+
+    def inside(self, segment: str) -> _NoArrowType:
+        """The same, seen from the value that holds it at ``segment``."""
+        return _NoArrowType(self.annotation, segment + self.path)
+
+
+def _arrow_field(name: str, annotation: Any, segment: str = "") -> pa.Field[Any]:
     if annotation is None or annotation is type(None):
         return pa.field(name, pa.null())  # a field that holds only None
     inner, nullable = members(annotation)
-    return pa.field(name, _arrow_type(inner), nullable=nullable)
+    try:
+        return pa.field(name, _arrow_type(inner), nullable=nullable)
+    except _NoArrowType as exc:
+        if not segment:
+            raise
+        raise exc.inside(segment) from None
 
 
 def _arrow_type(annotation: Any) -> pa.DataType:
@@ -119,15 +145,28 @@ def _arrow_type(annotation: Any) -> pa.DataType:
     if origin is typing.Literal:
         return _of_values(list(args))
     if origin in (list, tuple) and args and (origin is list or args[-1] is Ellipsis):
-        return pa.list_(_arrow_field("item", args[0]))
+        return pa.list_(_arrow_field("item", args[0], "[...]"))
     if origin is dict and args and members(args[0])[0] in (str, int):
         # A Field as the item type carries its nullability (pyarrow takes one; its stubs not).
-        item: Any = _arrow_field("value", args[1])
+        item: Any = _arrow_field("value", args[1], "[...]")
         return pa.map_(_arrow_type(args[0]), item)
+    if _is_kinds(annotation):  # the tag, then every kind's fields
+        return pa.struct([_child(f) for f in union_fields(annotation)])
     if record_kind(annotation) not in (None, "tuple"):
-        children = record_fields(annotation)
-        return pa.struct([_arrow_field(f.wire_name, f.annotation) for f in children])
-    raise TypeError(f"no Arrow type for {annotation!r}")
+        return pa.struct([_child(f) for f in record_fields(annotation)])
+    raise _NoArrowType(annotation)
+
+
+def _is_kinds(annotation: Any) -> bool:
+    found = union_members(annotation)
+    return found is not None and all(record_kind(m) not in (None, "tuple") for m in found)
+
+
+def _child(spec: FieldSpec) -> pa.Field[Any]:
+    """A nested record's field as a struct column's child, named by its map key (a
+    ``TypedDict``'s key that may be missing is nullable)."""
+    child = _arrow_field(spec.wire_name, spec.annotation, f".{spec.name}")
+    return child.with_nullable(True) if spec.default is ABSENT else child
 
 
 def _of_values(values: list[Any]) -> pa.DataType:
@@ -137,7 +176,7 @@ def _of_values(values: list[Any]) -> pa.DataType:
         return pa.string()
     if kinds == {int}:
         return pa.int64()
-    raise TypeError(f"no Arrow type for values {values!r}")
+    raise _NoArrowType(typing.Literal[tuple(values)])
 
 
 class _Columns:

@@ -389,7 +389,8 @@ def _text_out(
         else:
             schema = record_schema(record_type)
             if to == "jsonl":
-                write = JsonLines(text, schema.names, allow_nan=allow_nan).write
+                kinds = schema.own_columns()
+                write = JsonLines(text, schema.names, allow_nan=allow_nan, kinds=kinds).write
             else:
                 write = _cells(schema, CsvRows(text, schema.names, schema.text_fields()).write)
 

@@ -768,11 +768,7 @@ class RecordDecoder(_Decoding):
         if record_type is Any:
             wire: Any = Any
             self._finish = _identity
-        elif _is_mapping(record_type):
-            if values:
-                raise TypeError(
-                    f"{type_label(record_type)} records have no fixed fields to make columns of"
-                )
+        elif _is_mapping(record_type):  # no columns: RecordSchema refuses it for rows
             wire, convert = _Compiler(ext_hook, forbid_unknown_keys).wire(record_type)
             self._finish = _identity if convert is None else lambda d: list(map(convert, d))
         else:

@@ -133,7 +133,7 @@ def _record_fields(tp: Any) -> list[FieldSpec]:
     if kind is None:
         raise TypeError(
             "record_type must be a dataclass, an attrs class, a NamedTuple, a TypedDict, a "
-            f"msgspec.Struct, a tuple[...] type or a union of them, got {tp!r}"
+            f"msgspec.Struct, a tuple[...] type, a union of them or a dict[str, T], got {tp!r}"
         )
     hints = typing.get_type_hints(tp, include_extras=True)
     if kind == "dataclass":

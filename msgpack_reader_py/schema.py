@@ -19,9 +19,11 @@ from .record_type import (
     ABSENT,
     FieldSpec,
     Kinds,
+    literal_values,
     record_fields,
     record_kind,
     record_kinds,
+    type_label,
     union_fields,
     union_members,
 )
@@ -41,19 +43,20 @@ def annotation_text(annotation: Any) -> str:
 
 
 def members(annotation: Any) -> tuple[Any, bool]:
-    """``(X, nullable)`` for ``X | None`` and ``Optional[X]``; ``(annotation, False)`` else."""
+    """``(X, nullable)`` for ``X | None`` and ``Optional[X]`` (``X`` itself may be a union:
+    ``A | B`` for ``A | B | None``); ``(annotation, False)`` else."""
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        rest = [m for m in typing.get_args(annotation) if m is not type(None)]
-        if len(rest) == 1 and len(rest) < len(typing.get_args(annotation)):
-            return rest[0], True
+        rest = tuple(m for m in typing.get_args(annotation) if m is not type(None))
+        if len(rest) < len(typing.get_args(annotation)):
+            return (rest[0] if len(rest) == 1 else typing.Union[rest]), True  # noqa: UP007
     return annotation, False
 
 
 def is_scalar(annotation: Any) -> bool:
     """Whether a field holds one plain value: ``int``, ``float``, ``str``, ``bytes``,
-    ``bool``, or one of them ``| None``."""
+    ``bool``, a ``Literal`` of strs or of ints (a union's tag), or one of them ``| None``."""
     inner, _ = members(annotation)
-    return inner in _SCALARS
+    return inner in _SCALARS or literal_values(inner) is not None
 
 
 class RecordSchema:
@@ -71,6 +74,11 @@ class RecordSchema:
     def __init__(self, record_type: Any) -> None:
         self.record_type = record_type
         self.kinds: Kinds | None = None
+        if typing.get_origin(record_type) is dict:
+            raise TypeError(
+                f"{type_label(record_type)} records have no fixed fields to make columns of: "
+                "give a record type with fields"
+            )
         if union_members(record_type) is not None:
             self.kinds = record_kinds(record_type)
             self.fields: tuple[FieldSpec, ...] = union_fields(record_type)
@@ -95,6 +103,18 @@ class RecordSchema:
 
     def __len__(self) -> int:
         return len(self.fields)
+
+    def own_columns(self) -> dict[Any, tuple[int, ...]] | None:
+        """For a union of kinds: the positions of each tag's own columns (its tag, then its
+        kind's fields); ``None`` for any other record type."""
+        if self.kinds is None:
+            return None
+        owned: dict[Any, tuple[int, ...]] = {}
+        for kind in self.kinds.kinds:
+            own = {f.name for f in record_fields(kind.record_type)} - {kind.field}
+            positions = (0, *(p for p, name in enumerate(self.names) if p and name in own))
+            owned.update(dict.fromkeys(kind.tags, positions))
+        return owned
 
     def text_fields(self) -> list[int]:
         """The positions of the fields that hold ``str`` (or ``str | None``)."""

@@ -188,19 +188,33 @@ def _dumps(value: Any) -> str:
 class JsonLines:
     """JSON Lines: one JSON value per record. With ``names``, each record is a row of field
     values (typed records), written as an object keyed by the names; without, each record is
-    an untyped value, written as it is."""
+    an untyped value, written as it is. With ``kinds`` (rows of a union of kinds, the tag
+    first: see :meth:`~.schema.RecordSchema.own_columns`), each object holds its own kind's
+    fields only."""
 
     def __init__(
-        self, out: IO[str], names: Sequence[str] | None = None, *, allow_nan: bool = False
+        self,
+        out: IO[str],
+        names: Sequence[str] | None = None,
+        *,
+        allow_nan: bool = False,
+        kinds: dict[Any, tuple[int, ...]] | None = None,
     ) -> None:
         self._write = out.write
         self._names = None if names is None else tuple(names)
         self._allow_nan = allow_nan
+        self._kinds = kinds
 
     def write(self, rows: Iterable[Any]) -> None:
         """Write each record: a value, or (with ``names``) a tuple of field values."""
         names = self._names
-        batch = list(rows) if names is None else [dict(zip(names, r, strict=True)) for r in rows]
+        kinds = self._kinds
+        if names is None:
+            batch = list(rows)
+        elif kinds is None:
+            batch = [dict(zip(names, r, strict=True)) for r in rows]
+        else:
+            batch = [{names[p]: r[p] for p in kinds[r[0]]} for r in rows]
         if not batch:
             return
         if not self._allow_nan:
