@@ -27,7 +27,7 @@ from typing import Any, Literal, NoReturn
 from ._extras import MissingExtraError
 from ._progress import MODES, Mode, ProgressUnavailable, Update, progress_bar
 from .convert import FORMATS, Format, convert, infer_sources, replacing
-from .decoder import logger
+from .decoder import FORCE, logger
 from .engine import record_decoder
 from .errors import ReaderError, RecordError, RecordTooLargeError
 from .ext import fluentd_event_time
@@ -149,6 +149,13 @@ def build_parser() -> argparse.ArgumentParser:
                 "and so does a run that finds no record of the type at all (default: off, the "
                 "first bad record is an error)",
             )
+        sub.add_argument(
+            "--force",
+            action="store_true",
+            help="read bytes that look like something other than MessagePack (JSON, text, "
+            "Parquet, ...) anyway: read untyped, they would pass for values, so such input is "
+            "refused (default: off; typed reads fail at their first record instead)",
+        )
         sub.add_argument(
             "--fluentd",
             action="store_true",
@@ -416,7 +423,7 @@ def _data_error(name: str, exc: ReaderError, hint: str = "") -> _Failure:
 
 def _for_the_command_line(exc: ReaderError, source: str | None) -> ReaderError:
     """``exc`` naming ``source``, and the flag where the library's message names its keyword."""
-    reason = exc.reason
+    reason = exc.reason.replace(FORCE, "--force")
     if isinstance(exc, RecordTooLargeError):
         reason = reason.replace("max_record_size", "--max-record-size")
     return type(exc)(reason, index=exc.index, offset=exc.offset, source=source)
@@ -434,6 +441,7 @@ class _Typing:
     name: str
     record_type: Any  # None: untyped (any)
     fluentd: bool = False
+    force: bool = False  # untyped: read what looks foreign
 
     @property
     def label(self) -> str:
@@ -456,7 +464,7 @@ class _Typing:
 
     def reader(self, target: Source, **options: Any) -> SourceReader[Any]:
         if self.record_type is None:
-            return ValueReader(target, ext_hook=self.ext_hook, **options)
+            return ValueReader(target, ext_hook=self.ext_hook, force=self.force, **options)
         return StreamingReader(target, self.record_type, ext_hook=self.ext_hook, **options)
 
 
@@ -471,7 +479,7 @@ def _typing(args: argparse.Namespace) -> _Typing:
             record_decoder(record_type)  # refuses field types no record can hold
     except (TypeNotFound, TypeError) as exc:
         raise _UsageFailure(f"--type {name}: {exc}") from None
-    return _Typing(name, record_type, args.fluentd)
+    return _Typing(name, record_type, args.fluentd, args.force)
 
 
 @contextmanager
@@ -687,6 +695,7 @@ def _convert(args: argparse.Namespace, to: Format, output: str, limit: int | Non
                     on_error="skip" if args.skip_invalid else "raise",
                     progress=progress,
                     follow=getattr(args, "follow", False),
+                    force=args.force,
                 )
                 # Inside the block: a run that found no record leaves no output file behind.
                 skips = _Skips(typing.label)
@@ -729,6 +738,7 @@ def _run_schema(args: argparse.Namespace) -> int:
                 args.infer_from,
                 ext_hook=fluentd_event_time if args.fluentd else None,
                 max_record_size=args.max_record_size,
+                force=args.force,
             )
     except InferenceError as exc:
         raise _Failure(f"{label}: cannot infer a record type: {exc}") from exc

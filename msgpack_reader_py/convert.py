@@ -129,6 +129,7 @@ def convert(
     on_error: OnError = "raise",
     progress: Progress | None = None,
     follow: bool = False,
+    force: bool = False,
 ) -> Conversion:
     """Convert the records of ``source`` to the format ``to``; say how many were written.
 
@@ -151,6 +152,9 @@ def convert(
     :attr:`Conversion.inferred` holds it. A later record that does not fit it is a located
     ``RecordError``. ``ext_hook`` is the reader's; untyped,
     :func:`~msgpack_reader_py.ext.fluentd_event_time` keeps EventTime's nanoseconds.
+    Read untyped, a source whose first bytes look like something other than MessagePack (JSON,
+    text, Parquet, ...) is refused, as :class:`~msgpack_reader_py.values.ValueReader` says;
+    ``force=True`` reads it anyway.
     ``limit`` stops after that many records, reading no further. ``follow`` follows the
     (last) source as the reader's ``follow=True`` does, until ``KeyboardInterrupt`` or
     ``limit``; the records to infer a type from are those the file holds when it starts.
@@ -169,11 +173,16 @@ def convert(
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
     sources = list(source) if isinstance(source, (list, tuple)) else [source]
-    options = _Options(max_record_size, on_error, ext_hook)
+    options = _Options(max_record_size, on_error, ext_hook, force)
     inferred = None
     if record_type is None and to != "jsonl":
         sources, inferred = infer_sources(
-            sources, sample, ext_hook=ext_hook, max_record_size=max_record_size, on_error=on_error
+            sources,
+            sample,
+            ext_hook=ext_hook,
+            max_record_size=max_record_size,
+            on_error=on_error,
+            force=force,
         )
         if to in ("parquet", "arrow") and inferred.mixed:
             raise InferenceError(
@@ -197,6 +206,7 @@ class _Options:
     max_record_size: int
     on_error: OnError
     ext_hook: ExtHook | None
+    force: bool = False
 
     def values(self, source: Source, *, batches: bool, follow: bool = False) -> ValueReader:
         """An untyped reader of ``source``."""
@@ -207,6 +217,7 @@ class _Options:
             max_record_size=self.max_record_size,
             on_error=self.on_error,
             follow=follow,
+            force=self.force,
         )
 
 
@@ -217,13 +228,14 @@ def infer_sources(
     ext_hook: ExtHook | None = None,
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     on_error: OnError = "raise",
+    force: bool = False,
 ) -> tuple[list[Source], Schema]:
     """The record types of the first ``sample`` records of ``sources``, read in turn
     (:func:`~msgpack_reader_py.infer.infer`), and the sources to read again from their start:
     a stream, which cannot be reopened, replays the bytes read from it, then goes on. Broken
     data among those records raises the reader's error; records that are not maps or arrays
     :class:`~msgpack_reader_py.infer.InferenceError`."""
-    options = _Options(max_record_size, on_error, ext_hook)
+    options = _Options(max_record_size, on_error, ext_hook, force)
     seen: list[Any] = []
     again: list[Source] = []
     for source in sources:

@@ -38,6 +38,7 @@ from .errors import DecodeError, ReaderError, RecordError, RecordTooLargeError, 
 from .wire import declared_excess
 
 __all__ = [
+    "FORCE",
     "KEPT_ERRORS",
     "READ_MORE",
     "BatchConverter",
@@ -176,7 +177,9 @@ class Plan:
     """How each run of records is decoded, and what is made of the decoded records.
 
     ``decoder`` replaces the record type's own (:func:`~.engine.record_decoder`): the
-    untyped values of :mod:`.values`."""
+    untyped values of :mod:`.values`. With ``refuse_foreign``, a stream whose first bytes
+    look like something other than MessagePack (JSON, text, Parquet, ...: :func:`.sniff.foreign`)
+    is refused before its first record: read untyped, such bytes would pass for values."""
 
     def __init__(
         self,
@@ -187,9 +190,11 @@ class Plan:
         ext_hook: ExtHook | None = None,
         forbid_unknown_keys: bool = False,
         decoder: RunDecoder | None = None,
+        refuse_foreign: bool = False,
     ) -> None:
         self.mapper = mapper
         self.convert = convert
+        self.refuse_foreign = refuse_foreign
         if decoder is not None:
             self.decoder: RunDecoder = decoder
             return
@@ -365,6 +370,7 @@ def records(
     """
     decode_run = plan.decoder.decode_run
     build = plan.decoder.build
+    refuse_foreign = plan.refuse_foreign
     if skip is not None:
         skip.chunks = chunks
     try:
@@ -372,6 +378,8 @@ def records(
             if not isinstance(run, Run):
                 yield run
                 continue
+            if refuse_foreign and run.index == 0:
+                _refuse_foreign(chunks)
             try:
                 values = decode_run(run.data)
             except RecordFailure:
@@ -635,10 +643,27 @@ def _mapped(
         raise failure
 
 
+FORCE = "force=True"
+"""How a refusal of foreign-looking input names the option that reads it anyway."""
+
+
+def _refuse_foreign(chunks: ChunkSource) -> None:
+    """Refuse a stream whose first bytes look like something other than MessagePack."""
+    hint = sniff.foreign(chunks.head, chunks.as_is)
+    if hint is not None:
+        reason = (
+            f"{hint}; read untyped, its bytes would pass for small integers and other values, "
+            f"so it is refused ({FORCE} reads it anyway)"
+        )
+        raise DecodeError(reason, index=0, offset=0)
+
+
 def _named(error: _E, chunks: ChunkSource) -> _E:
     """``error`` naming the source, and, for the stream's first record, what the stream looks
     like when that is not MessagePack; ``error`` itself when there is nothing to add."""
     hint = sniff.foreign(chunks.head, chunks.as_is) if error.index == 0 else None
+    if hint is not None and error.reason.startswith(hint):
+        hint = None  # the refusal of foreign input, which says it already
     if hint is None and (chunks.source is None or error.source is not None):
         return error
     reason = error.reason if hint is None else f"{error.reason}; {hint}"

@@ -234,6 +234,12 @@ class ValueReader(SourceReader[Any]):
     ``ext_hook(code, data)`` turns extensions other than the timestamp into values
     (:func:`event_time` for Fluentd's EventTime); an exception it raises is a ``RecordError``,
     which ``on_error="skip"`` passes over. ``follow`` is the reader's.
+
+    Untyped, almost any bytes are MessagePack: JSON or plain text reads as a stream of small
+    integers. So a stream whose first bytes look like something else (JSON, text, UTF-16,
+    Parquet, Arrow, zip, 7z, LZ4, snappy, or compressed data not being decompressed) is refused
+    before its first record, with a :class:`~msgpack_reader_py.errors.DecodeError` at record 0
+    that says what it looks like; ``force=True`` reads its bytes anyway.
     """
 
     def __init__(
@@ -246,8 +252,14 @@ class ValueReader(SourceReader[Any]):
         read_size: int = DEFAULT_READ_SIZE,
         on_error: OnError = "raise",
         follow: bool = False,
+        force: bool = False,
     ) -> None:
-        plan = Plan(Any, decoder=ValueDecoder(ext_hook), convert=Batches() if batches else None)
+        plan = Plan(
+            Any,
+            decoder=ValueDecoder(ext_hook),
+            convert=Batches() if batches else None,
+            refuse_foreign=not force,
+        )
         self._records = chained(
             self._open(
                 source,

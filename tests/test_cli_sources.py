@@ -226,3 +226,49 @@ def test_skip_invalid_with_a_good_record_succeeds_and_counts_on_stderr(
         + err.split("record 0 at byte 0: ", 1)[1].rstrip("\n")
     ]
     assert "expected an array or a map of 8 fields, found int 104" in err
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["dump"],
+        ["read", "--type", "any"],
+        ["schema"],
+        ["convert", "--to", "csv", "-o", "-"],
+        ["convert", "--to", "jsonl", "-o", "-"],
+    ],
+)
+@pytest.mark.parametrize("stdin", [False, True], ids=["path", "stdin"])
+def test_untyped_commands_refuse_json_and_text_as_typed_reads_do(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    command: list[str],
+    stdin: bool,
+) -> None:
+    path = tmp_path / "data.json"
+    path.write_bytes(b'{"id": 1, "value": 2.5}\n{"id": 2, "value": 3.5}\n')
+    if stdin:
+        monkeypatch.setattr(
+            sys, "stdin", types.SimpleNamespace(buffer=io.BytesIO(path.read_bytes()))
+        )
+    source, name = ("-", "<stdin>") if stdin else (str(path), str(path))
+    assert main([*command, source]) == EXIT_DATA_ERROR
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert error_line(err) == (
+        f"error: {name}: record 0 at byte 0: this looks like JSON text, not MessagePack; read "
+        "untyped, its bytes would pass for small integers and other values, so it is refused "
+        "(--force reads it anyway)"
+    )
+
+
+def test_force_reads_foreign_looking_bytes_untyped(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "data.txt"
+    path.write_bytes(b"AB")
+    assert main(["dump", "--force", str(path)]) == 0
+    assert capsys.readouterr().out == "65\n66\n"
+    assert main(["read", "--type", "any", "--force", str(path)]) == 0
+    assert capsys.readouterr().out.startswith("Read 2 records (2 bytes) in ")

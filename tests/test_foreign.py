@@ -12,7 +12,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from msgpack_reader_py import ReaderError, RecordError, StreamingReader, get_iter, pack_items, sniff
+from msgpack_reader_py import (
+    DecodeError,
+    ReaderError,
+    RecordError,
+    StreamingReader,
+    get_iter,
+    pack_items,
+    sniff,
+)
+from msgpack_reader_py.convert import convert
+from msgpack_reader_py.values import ValueReader
 
 from .helpers import drain
 
@@ -69,7 +79,7 @@ def test_skipped_errors_name_their_source_and_pickle(tmp_path: Path) -> None:
 # --- foreign input -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
+FOREIGN = pytest.mark.parametrize(
     ("data", "phrase"),
     [
         (b'{"id": 1, "value": 2.5}\n', "this looks like JSON text, not MessagePack"),
@@ -87,6 +97,9 @@ def test_skipped_errors_name_their_source_and_pickle(tmp_path: Path) -> None:
         (b"ARROW1\x00\x00" + b"\x00" * 20, "this looks like an Arrow IPC file, not MessagePack"),
     ],
 )
+
+
+@FOREIGN
 def test_the_first_records_error_says_what_the_input_looks_like(data: bytes, phrase: str) -> None:
     items, error = drain(StreamingReader(data))
     assert items == []
@@ -134,3 +147,69 @@ def test_reader_errors_are_value_errors() -> None:
     _, error = drain(StreamingReader(b"{}"))
     assert isinstance(error, ReaderError)
     assert isinstance(error, ValueError)
+
+
+# --- foreign input, read untyped ----------------------------------------------------------------
+
+
+@FOREIGN
+def test_an_untyped_read_refuses_what_looks_foreign(data: bytes, phrase: str) -> None:
+    values, error = drain(ValueReader(data))
+    assert values == []
+    assert isinstance(error, DecodeError)
+    assert (error.index, error.offset) == (0, 0)
+    assert error.reason.startswith("this looks like ")
+    assert phrase in error.reason
+    assert error.reason.endswith(
+        "; read untyped, its bytes would pass for small integers and other values, so it is "
+        "refused (force=True reads it anyway)"
+    )
+    assert str(error).count("looks like") == 1
+
+
+def test_force_reads_what_looks_foreign_as_the_values_it_is() -> None:
+    assert list(ValueReader(b'{"a":1}', force=True)) == [123, 34, 97, 34, 58, 49, 125]
+
+
+def test_skip_mode_does_not_pass_over_a_refusal() -> None:
+    with pytest.raises(DecodeError, match="looks like text"):
+        list(ValueReader(b"plain text, many records\n", on_error="skip"))
+
+
+def test_an_untyped_conversion_refuses_what_looks_foreign() -> None:
+    out = io.BytesIO()
+    with pytest.raises(DecodeError, match="this looks like JSON text"):
+        convert(b'[{"a": 1}]', out, "jsonl", record_type=None)
+    assert out.getvalue() == b""
+    assert convert(b'[{"a": 1}]', out, "jsonl", record_type=None, force=True).records == 10
+
+
+def test_compressed_data_read_as_it_is_is_refused_untyped_saying_why(tmp_path: Path) -> None:
+    import gzip
+
+    path = tmp_path / "data.msgpack.gz"
+    path.write_bytes(gzip.compress(msgpack.packb({"a": 1})))
+    assert list(ValueReader(path)) == [{"a": 1}]  # decompressed: MessagePack
+    with pytest.raises(DecodeError) as caught:
+        next(iter(ValueReader(path, follow=True)))
+    assert caught.value.reason.startswith(
+        "this looks like gzip-compressed data, not decompressed (a followed file is read as it "
+        "is), not MessagePack; read untyped"
+    )
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.lists(st.integers(-(2**63), 2**64 - 1) | st.text(), max_size=5),
+            st.dictionaries(
+                st.text(max_size=5), st.integers(-(2**63), 2**64 - 1) | st.text(), max_size=5
+            ),
+        ),
+        min_size=1,
+        max_size=10,
+    )
+)
+def test_streams_of_maps_and_arrays_are_never_refused(records: list[object]) -> None:
+    data = b"".join(msgpack.packb(r) for r in records)
+    assert list(ValueReader(data)) == records
