@@ -26,7 +26,7 @@ from typing import Any, Literal, NoReturn
 
 from ._extras import MissingExtraError
 from ._progress import MODES, Mode, ProgressUnavailable, Update, progress_bar
-from .convert import FORMATS, Format, convert, infer_sources, replacing
+from .convert import FORMATS, Format, convert, replacing
 from .decoder import FORCE, logger
 from .engine import record_decoder
 from .errors import ReaderError, RecordError, RecordTooLargeError
@@ -34,6 +34,7 @@ from .ext import fluentd_event_time
 from .follow import check_followable
 from .generator import DEFAULT_SEED, get_iter, pack_items, write_items
 from .infer import DEFAULT_SAMPLE, InferenceError
+from .inferred import infer_sources
 from .model import Item
 from .record_type import type_label
 from .streaming_reader import DEFAULT_MAX_RECORD_SIZE, Source, SourceReader, StreamingReader
@@ -298,10 +299,29 @@ def infer_option(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--infer-from",
         type=_positive_int,
-        default=DEFAULT_SAMPLE,
+        default=None,
         metavar="N",
-        help="infer a record type from the first N records (default: %(default)s)",
+        help="infer the record type from the first N records only; a later record that does "
+        "not fit it is an error (default: every record: inferred from the first "
+        f"{DEFAULT_SAMPLE}, then checked against the rest of each file and widened by any that "
+        f"does not fit; stdin, read once, from its first {DEFAULT_SAMPLE})",
     )
+    command.add_argument(
+        "--flat",
+        action="store_true",
+        help="one record type for every record, where records of several kinds (told apart "
+        "by a key such as type, kind or event) would each get their own type, Record being "
+        "their union (default: off)",
+    )
+
+
+def _inference(args: argparse.Namespace) -> dict[str, Any]:
+    """What ``--infer-from`` and ``--flat`` ask of an inference."""
+    return {
+        "sample": DEFAULT_SAMPLE if args.infer_from is None else args.infer_from,
+        "whole": args.infer_from is None,
+        "kinds": not args.flat,
+    }
 
 
 def follow_option(command: argparse.ArgumentParser, on_ctrl_c: str) -> None:
@@ -669,8 +689,13 @@ def _convert(args: argparse.Namespace, to: Format, output: str, limit: int | Non
 
     def hint(exc: ReaderError) -> str:
         if typing.record_type is None and to != "jsonl" and isinstance(exc, RecordError):
-            inferred = f"the columns were inferred from the first {args.infer_from} records"
-            return f"; {inferred}: {_GIVE_A_TYPE}"
+            if args.infer_from is not None:
+                which = f"the first {args.infer_from} records"
+            elif STDIO in args.sources:
+                which = f"the first {DEFAULT_SAMPLE} records, stdin being read once"
+            else:
+                which = "every record when it was read before"  # the file changed since
+            return f"; the columns were inferred from {which}: {_GIVE_A_TYPE}"
         return typing.hint(exc)
 
     mode: Mode = getattr(args, "progress", "never")
@@ -690,7 +715,7 @@ def _convert(args: argparse.Namespace, to: Format, output: str, limit: int | Non
                     ext_hook=typing.ext_hook,
                     limit=limit,
                     allow_nan=args.allow_nan,
-                    sample=args.infer_from,
+                    **_inference(args),
                     max_record_size=args.max_record_size,
                     on_error="skip" if args.skip_invalid else "raise",
                     progress=progress,
@@ -735,14 +760,17 @@ def _run_schema(args: argparse.Namespace) -> int:
         with _phrased(label):
             _, schema = infer_sources(
                 [target for _, target in sources],
-                args.infer_from,
                 ext_hook=fluentd_event_time if args.fluentd else None,
                 max_record_size=args.max_record_size,
                 force=args.force,
+                **_inference(args),
             )
     except InferenceError as exc:
         raise _Failure(f"{label}: cannot infer a record type: {exc}") from exc
-    note = f" from the first {schema.records} records of {label}"
+    if schema.checked is not None:
+        note = f" from the {schema.checked} records of {label}"
+    else:
+        note = f" from the first {schema.records} records of {label}"
     if args.fluentd:
         note += " (read it with --fluentd)"
     sys.stdout.write(schema.source(args.format, note=note))

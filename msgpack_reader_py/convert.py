@@ -22,7 +22,8 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 from .decoder import KEPT_ERRORS, Batches, Plan
 from .engine import ExtHook
 from .errors import RecordError
-from .infer import DEFAULT_SAMPLE, InferenceError, Schema, infer
+from .infer import DEFAULT_SAMPLE, InferenceError, Schema
+from .inferred import infer_sources
 from .model import Item
 from .schema import RecordSchema, members, record_schema
 from .streaming_reader import (
@@ -46,7 +47,6 @@ __all__ = [
     "CsvRows",
     "Format",
     "convert",
-    "infer_sources",
     "replacing",
 ]
 
@@ -125,6 +125,8 @@ def convert(
     limit: int | None = None,
     allow_nan: bool = False,
     sample: int = DEFAULT_SAMPLE,
+    whole: bool = True,
+    kinds: bool = True,
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     on_error: OnError = "raise",
     progress: Progress | None = None,
@@ -147,10 +149,15 @@ def convert(
 
     ``record_type=None`` reads records untyped (:mod:`~msgpack_reader_py.values`): JSON Lines
     writes each as the value it is; CSV, Parquet and Arrow need columns, so a record type is
-    inferred from the first ``sample`` records (:mod:`~msgpack_reader_py.infer`; the sources
-    are read again from their start, a stream from the bytes kept while sampling) and
-    :attr:`Conversion.inferred` holds it. A later record that does not fit it is a located
-    ``RecordError``. ``ext_hook`` is the reader's; untyped,
+    inferred (:func:`~msgpack_reader_py.inferred.infer_sources`) and
+    :attr:`Conversion.inferred` holds it: from the first ``sample`` records, then, with
+    ``whole`` (the default) and sources that can be read again (paths, bytes), checked against
+    every record and widened by any that does not fit, so that no value is ever dropped;
+    ``kinds=False`` merges records of several kinds into one type. The sources are read again
+    from their start, a stream from the bytes kept while sampling. The types refuse what they
+    never saw: in a stream read once (stdin), a later record with a key or a type the first
+    records did not show is a located ``RecordError`` naming it. ``ext_hook`` is the reader's;
+    untyped,
     :func:`~msgpack_reader_py.ext.fluentd_event_time` keeps EventTime's nanoseconds.
     Read untyped, a source whose first bytes look like something other than MessagePack (JSON,
     text, Parquet, ...) is refused, as :class:`~msgpack_reader_py.values.ValueReader` says;
@@ -179,17 +186,21 @@ def convert(
         sources, inferred = infer_sources(
             sources,
             sample,
+            whole=whole,
+            kinds=kinds,
             ext_hook=ext_hook,
             max_record_size=max_record_size,
             on_error=on_error,
             force=force,
         )
-        if to in ("parquet", "arrow") and inferred.mixed:
+        mixed = [*inferred.mixed, *inferred.conflicts]
+        if to in ("parquet", "arrow") and mixed:
             raise InferenceError(
-                f"{to} needs one type per column, and in the first {inferred.records} records "
-                f"{'; '.join(inferred.mixed)} hold values of types that do not mix"
+                f"{to} needs one type per column, and in {_which(inferred)} "
+                f"{'; '.join(mixed)} hold values of types that do not mix"
             )
-        record_type = inferred.record_type()
+        # Structs that refuse unknown keys: a record the inference never saw is no record.
+        record_type = inferred.record_type("struct", checked=True, columns=True)
     job = _Job(sources, to, record_type, options, limit, allow_nan, progress, follow)
     if isinstance(destination, (str, os.PathLike)):
         with replacing(destination) as out:
@@ -197,6 +208,13 @@ def convert(
     else:
         done = job.run(_Named(destination, str(getattr(destination, "name", "<output>"))))
     return dataclasses.replace(done, inferred=inferred)
+
+
+def _which(inferred: Schema) -> str:
+    """Which records a record type was inferred from, for a message."""
+    if inferred.checked is not None:
+        return f"the {inferred.checked} records"
+    return f"the first {inferred.records} records"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -219,66 +237,6 @@ class _Options:
             follow=follow,
             force=self.force,
         )
-
-
-def infer_sources(
-    sources: Sequence[Source],
-    sample: int = DEFAULT_SAMPLE,
-    *,
-    ext_hook: ExtHook | None = None,
-    max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
-    on_error: OnError = "raise",
-    force: bool = False,
-) -> tuple[list[Source], Schema]:
-    """The record types of the first ``sample`` records of ``sources``, read in turn
-    (:func:`~msgpack_reader_py.infer.infer`), and the sources to read again from their start:
-    a stream, which cannot be reopened, replays the bytes read from it, then goes on. Broken
-    data among those records raises the reader's error; records that are not maps or arrays
-    :class:`~msgpack_reader_py.infer.InferenceError`."""
-    options = _Options(max_record_size, on_error, ext_hook, force)
-    seen: list[Any] = []
-    again: list[Source] = []
-    for source in sources:
-        if len(seen) >= sample:
-            again.append(source)
-            continue
-        reopened = isinstance(source, (str, os.PathLike, bytes, bytearray, memoryview))
-        sampled = source if reopened else _Kept(source)
-        with options.values(sampled, batches=False) as values:
-            seen.extend(itertools.islice(values, sample - len(seen)))
-        again.append(sampled.rewind() if isinstance(sampled, _Kept) else sampled)
-    try:
-        return again, infer(seen)
-    except InferenceError as exc:
-        raise InferenceError(f"{exc} (in the first {len(seen)} records)") from None
-
-
-class _Kept:
-    """A stream read twice: first to sample its records, keeping what it gives; then, after
-    :meth:`rewind`, the bytes kept followed by the rest of the stream."""
-
-    def __init__(self, stream: Any) -> None:
-        self._stream = stream
-        self._read = getattr(stream, "read1", None) or stream.read
-        self._kept = bytearray()
-        self._again: io.BytesIO | None = None
-
-    @property
-    def name(self) -> Any:
-        """The stream's name, so that errors name it as the reader would."""
-        return self._stream.name
-
-    def read(self, size: int = -1) -> bytes:
-        if self._again is not None:
-            return self._again.read1(size) or bytes(self._read(size))
-        data = bytes(self._read(size))
-        self._kept += data
-        return data
-
-    def rewind(self) -> _Kept:
-        self._again = io.BytesIO(bytes(self._kept))
-        self._kept = bytearray()
-        return self
 
 
 @dataclasses.dataclass(frozen=True)

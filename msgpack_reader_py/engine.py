@@ -827,7 +827,8 @@ class RecordDecoder(_Decoding):
             self.build = self._build
             return wire, _identity
         wire, convert = compiler.record(record_type)
-        self._made = compiler.made.get(record_type)
+        # A run decoded straight into the type needs no finishing, unless rows are wanted.
+        self._made = None if values else compiler.made.get(record_type)
         finish = _finisher(record_type, convert)
         if values and kind != "namedtuple":
             return wire, _taken_apart(_row_of(kind, names), finish)

@@ -31,6 +31,7 @@ a dataclass as ``field(metadata={"msgpack_key": KEY})``, in a Struct as
 from __future__ import annotations
 
 import dataclasses
+import json
 import keyword
 import re
 import types
@@ -41,7 +42,7 @@ import msgpack
 
 from .record_type import KEY_METADATA
 
-__all__ = ["DEFAULT_SAMPLE", "MAX_FIELDS", "InferenceError", "Schema", "infer"]
+__all__ = ["DEFAULT_SAMPLE", "MAX_FIELDS", "MAX_KINDS", "InferenceError", "Schema", "infer"]
 
 DEFAULT_SAMPLE = 1000
 """How many records the command line infers a schema from."""
@@ -143,99 +144,195 @@ class _Field:
     key: str
     annotation: str
     optional: bool  # may be missing: a default of None
+    columns: str = ""  # the annotation in a table where kinds type the field differently
 
 
 @dataclasses.dataclass
 class _Class:
     name: str
     fields: list[_Field]
+    positional: bool = False  # its records are arrays: fields by position
+    tag: tuple[str, str, str] | None = None  # a kind's tag: its key, field name and value
 
 
 class Schema:
     """Record types inferred from records (see the module's docstring); make one with
     :func:`infer`."""
 
-    def __init__(self, classes: list[_Class], records: int, mixed: list[str]) -> None:
+    def __init__(
+        self,
+        classes: list[_Class],
+        records: int,
+        mixed: list[str],
+        kinds: list[str] | None = None,
+        conflicts: list[str] | None = None,
+    ) -> None:
         self._classes = classes
+        self._kinds = kinds
         self.records = records
         """How many records it was inferred from."""
         self.mixed = mixed
         """The fields typed ``Any`` because their values' types do not mix, each as
         ``path (what was seen)``, e.g. ``"inner.code (int, str)"``."""
+        self.checked: int | None = None
+        """How many records the types were checked against, all fitting (see
+        :func:`~msgpack_reader_py.inferred.infer_sources`); ``None``: not checked."""
+        self.conflicts = conflicts or []
+        """Fields that kinds type differently, ``"value (int in Click, str in Key)"``: in a
+        table of every kind (:meth:`record_type` with ``columns``) such a column is ``Any``."""
 
-    def source(self, form: Format = "dataclass", *, note: str = "") -> str:
+    @property
+    def kinds(self) -> list[str] | None:
+        """The names of the kinds' classes, when the records are of several kinds told apart by
+        a tag (``Record`` is then their union); ``None`` for one class of records."""
+        return None if self._kinds is None else list(self._kinds)
+
+    @property
+    def tag(self) -> str | None:
+        """The map key that tells the kinds apart, if there are kinds."""
+        tagged = next((cls.tag for cls in self._classes if cls.tag is not None), None)
+        return None if tagged is None else tagged[0]
+
+    def source(
+        self,
+        form: Format = "dataclass",
+        *,
+        note: str = "",
+        checked: bool = False,
+        columns: bool = False,
+    ) -> str:
         """Python source defining ``Record`` (and its nested records, before it) as
-        dataclasses, or as ``msgspec.Struct``s with ``form="struct"``. ``note`` goes in the
-        module's docstring."""
+        dataclasses, or as ``msgspec.Struct``s with ``form="struct"``; for records of several
+        kinds, a class per kind (tagged Structs, or dataclasses with a ``Literal`` tag field)
+        and ``Record`` their union. ``note`` goes in the module's docstring.
+
+        ``checked`` (Structs only) refuses what the records never showed: a map key that
+        names no field (``forbid_unknown_fields``); records seen as arrays are ``array_like``
+        (for ``columns``, the top ones only: a table takes nested records as maps).
+        ``columns`` types each field as a table can hold it: a list never seen with an element
+        is ``list[None]`` (``list[Any]`` else), a field two kinds type differently ``Any``.
+        """
         header = f'"""Record types inferred by msgpack-reader{note}."""\n\n'
-        classes = [_class_source(cls, form) for cls in self._classes]
+        # A table's columns take a nested record from a dict, never from the list that an
+        # array_like Struct gives: only the records themselves are read as arrays natively.
+        tops = set(self._kinds or ["Record"])
+        classes = [
+            _class_source(cls, form, checked=checked, columns=columns, nested=cls.name not in tops)
+            for cls in self._classes
+        ]
+        if self._kinds is not None:
+            classes.append(f"Record = {' | '.join(self._kinds)}")
         fields = [f for cls in self._classes for f in cls.fields]
+        annotations = [_annotation(f, checked=checked, columns=columns) for f in fields]
         # Only what the classes use: the file passes a linter as it is.
         imports = []
-        if any("datetime.datetime" in f.annotation for f in fields):
+        if any("datetime.datetime" in a for a in annotations):
             imports.append("import datetime")
         if form == "dataclass":
-            renamed = any(f.key != f.name for f in fields)
+            renamed = any(f.key != f.name for f in fields) or any(
+                cls.tag is not None and cls.tag[0] != cls.tag[1] for cls in self._classes
+            )
             imports.append(
                 f"from dataclasses import {'dataclass, field' if renamed else 'dataclass'}"
             )
-        if any(re.search(r"\bAny\b", f.annotation) for f in fields):
-            imports.append("from typing import Any")
+        typing_names = []
+        if any(re.search(r"\bAny\b", a) for a in annotations):
+            typing_names.append("Any")
+        if form == "dataclass" and self._kinds is not None:
+            typing_names.append("Literal")
+        if typing_names:
+            imports.append(f"from typing import {', '.join(typing_names)}")
         if form == "struct":
             imports.append("\nimport msgspec")
         parts = [header + "\n".join(imports).lstrip("\n"), *classes]
         return "\n\n\n".join(parts) + "\n"
 
-    def record_type(self, form: Format = "dataclass") -> type[Any]:
-        """The ``Record`` class of :meth:`source`, made by running that source."""
+    def record_type(
+        self, form: Format = "dataclass", *, checked: bool = False, columns: bool = False
+    ) -> Any:
+        """The ``Record`` of :meth:`source` (a class, or a union of the kinds' classes), made
+        by running that source."""
         module = types.ModuleType("msgpack_reader_py.inferred")
         # Compiled without this module's ``from __future__ import annotations``: real annotations.
-        code = compile(self.source(form), "<inferred schema>", "exec", dont_inherit=True)
+        source = self.source(form, checked=checked, columns=columns)
+        code = compile(source, "<inferred schema>", "exec", dont_inherit=True)
         exec(code, module.__dict__)
-        record: type[Any] = module.Record
-        return record
+        return module.Record
 
 
-def _class_source(cls: _Class, form: Format) -> str:
+def _annotation(spec: _Field, *, checked: bool, columns: bool) -> str:
+    """A field's annotation as written: a table's column type where it differs (``columns``);
+    a list never seen with an element is of ``None`` in a table and where ``checked`` (an
+    element then fails the check, and is seen), of ``Any`` otherwise."""
+    if columns and spec.columns:
+        return spec.columns
+    return spec.annotation.replace(_NEVER_SEEN, "None" if checked or columns else "Any")
+
+
+def _class_source(cls: _Class, form: Format, *, checked: bool, columns: bool, nested: bool) -> str:
+    options = []
+    if form == "struct" and cls.tag is not None:
+        options.append(f"tag_field={_literal(cls.tag[0])}, tag={_literal(cls.tag[2])}")
+    if form == "struct" and checked:
+        options.append("forbid_unknown_fields=True")
+        if cls.positional and not (columns and nested):
+            options.append("array_like=True")
     if form == "dataclass":
         lines = ["@dataclass", f"class {cls.name}:"]
+        if cls.tag is not None:
+            key, name, value = cls.tag
+            line = f"    {name}: Literal[{_literal(value)}]"
+            if key != name:
+                line += f" = field(metadata={{{_literal(KEY_METADATA)}: {_literal(key)}}})"
+            lines.append(line)
     else:
-        lines = [f"class {cls.name}(msgspec.Struct):"]
+        lines = [f"class {cls.name}({', '.join(['msgspec.Struct', *options])}):"]
     for f in cls.fields:
-        annotation = f.annotation
+        annotation = _annotation(f, checked=checked, columns=columns)
         if f.optional and not annotation.endswith("| None") and annotation not in ("None", "Any"):
             annotation += " | None"
         line = f"    {f.name}: {annotation}"
-        options = []
+        keywords = []
         if f.optional:
-            options.append("default=None")
+            keywords.append("default=None")
         if f.key != f.name:
-            options.append(
-                f"metadata={{{KEY_METADATA!r}: {f.key!r}}}"
+            keywords.append(
+                f"metadata={{{_literal(KEY_METADATA)}: {_literal(f.key)}}}"
                 if form == "dataclass"
-                else f"name={f.key!r}"
+                else f"name={_literal(f.key)}"
             )
-        if options == ["default=None"]:
+        if keywords == ["default=None"]:
             line += " = None"
-        elif options:
+        elif keywords:
             maker = "field" if form == "dataclass" else "msgspec.field"
-            line += f" = {maker}({', '.join(options)})"
+            line += f" = {maker}({', '.join(keywords)})"
         lines.append(line)
-    if not cls.fields:
+    if len(lines) == (2 if form == "dataclass" else 1):
         lines.append("    pass")
     return "\n".join(lines)
 
 
-def infer(records: Iterable[Any]) -> Schema:
+def _literal(text: str) -> str:
+    """A str as Python source in double quotes, as a formatter writes it (JSON's escapes are
+    Python's)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def infer(records: Iterable[Any], *, kinds: bool = True) -> Schema:
     """The record types of ``records`` (untyped values, as
     :class:`~msgpack_reader_py.values.ValueDecoder` gives them). Raises
-    :class:`InferenceError` when they are not all maps or all arrays, or there are none."""
+    :class:`InferenceError` when they are not all maps or all arrays, or there are none.
+
+    Maps of several kinds, told apart by a tag (a key whose few string values split the
+    records into groups with different keys: ``type``, ``kind``, ``event``, ...), get a
+    class per kind, ``Record`` being their union; ``kinds=False`` merges them into one class.
+    """
     top = _Seen()
-    count = 0
+    seen: list[Any] = []
     for record in records:
         top.add(record)
-        count += 1
-    if count == 0:
+        seen.append(record)
+    if not seen:
         raise InferenceError("no records to infer a schema from")
     shapes = top.kinds
     if shapes not in ({"map"}, {"array"}):
@@ -244,8 +341,70 @@ def infer(records: Iterable[Any]) -> Schema:
             f"records must all be maps or all be arrays to infer their fields; found {found}"
         )
     builder = _Builder()
-    builder.record("Record", top)
-    return Schema(builder.classes, count, builder.mixed)
+    tag = _tag_key(seen) if kinds and shapes == {"map"} else None
+    if tag is None:
+        builder.record("Record", top)
+        return Schema(builder.classes, len(seen), builder.mixed)
+    builder.names.add("Record")  # the union's name
+    groups: dict[str, _Seen] = {}
+    for record in seen:
+        group = groups.setdefault(record[tag], _Seen())
+        group.add({key: value for key, value in record.items() if key != tag})
+    names = [
+        builder.record(_kind_name(value), group, tag=(tag, value))
+        for value, group in groups.items()
+    ]
+    conflicts = builder.conflicts(names)
+    return Schema(builder.classes, len(seen), builder.mixed, names, conflicts)
+
+
+MAX_KINDS = 32
+"""A tag has at most this many values (kinds)."""
+
+_TAG_NAMES = ("type", "kind", "event", "event_type", "eventType", "msg_type", "@type", "_type")
+
+
+def _tag_key(records: list[dict[str, Any]]) -> str | None:
+    """The key that tells the records' kinds apart, if one does: present in every record
+    with a str value, a few values (at least 2, at most :data:`MAX_KINDS`, fewer than the
+    records), whose groups of records have different keys and fewer keys missing now and then
+    than all the records together. A well-known name (``type``, ``kind``, ``event``...) first,
+    then the key that leaves the fewest keys missing now and then."""
+    common = [k for k, v in records[0].items() if type(v) is str]
+    for record in records[1:]:
+        common = [k for k in common if type(record.get(k)) is str]
+    flat = _optional_keys(records)
+    best: tuple[Any, ...] | None = None
+    found = None
+    for key in common:
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for record in records:
+            groups.setdefault(record[key], []).append(record)
+        if not 2 <= len(groups) <= MAX_KINDS or len(groups) == len(records):
+            continue
+        shapes = {frozenset(k for r in group for k in r) for group in groups.values()}
+        missing = sum(_optional_keys(group) for group in groups.values())
+        if len(shapes) < 2 or missing >= flat:
+            continue
+        rank = (key not in _TAG_NAMES, missing, len(groups))
+        if best is None or rank < best:
+            best, found = rank, key
+    return found
+
+
+def _optional_keys(records: list[dict[str, Any]]) -> int:
+    """How many keys some of ``records`` have and others lack."""
+    keys: dict[str, int] = {}
+    for record in records:
+        for key in record:
+            keys[key] = keys.get(key, 0) + 1
+    return sum(count < len(records) for count in keys.values())
+
+
+def _kind_name(tag: str) -> str:
+    """A class name for the kind whose tag is ``tag``: ``page_view`` -> ``PageView``."""
+    name = _pascal(re.sub(r"\W", "_", tag)) or "Kind"
+    return f"Kind{name}" if name[0].isdigit() else name
 
 
 _KIND_NAMES = {
@@ -261,6 +420,10 @@ def _kind_names(kinds: set[str]) -> list[str]:
     return [_KIND_NAMES.get(k, k) for k in kinds]
 
 
+_NEVER_SEEN = "<never seen>"
+"""Stands for the element type of lists only ever seen empty: ``Any``, or ``None`` in a table."""
+
+
 class _Builder:
     def __init__(self) -> None:
         self.classes: list[_Class] = []
@@ -268,11 +431,15 @@ class _Builder:
         self.mixed: list[str] = []
         self._path: list[str] = []
 
-    def record(self, name: str, seen: _Seen) -> str:
-        """Define the class of the records seen at ``seen``; its name."""
+    def record(self, name: str, seen: _Seen, tag: tuple[str, str] | None = None) -> str:
+        """Define the class of the records seen at ``seen`` (a kind's, with its ``tag`` key
+        and value); its name."""
         name = self._class_name(name)
         fields: list[_Field] = []
         used: set[str] = set()
+        tagged = None if tag is None else (tag[0], _identifier(tag[0], used), tag[1])
+        if tag is not None:
+            self._path.append(name)
         if "map" in seen.kinds:
             for key, inner in seen.fields.items():
                 field_name = _identifier(key, used)
@@ -287,8 +454,29 @@ class _Builder:
                 field_name = f"f{position}"
                 annotation = self._at(field_name, f"{name}F{position}", inner)
                 fields.append(_Field(field_name, field_name, annotation, position >= shortest))
-        self.classes.append(_Class(name, fields))
+        if tag is not None:
+            self._path.pop()
+        self.classes.append(_Class(name, fields, "map" not in seen.kinds, tagged))
         return name
+
+    def conflicts(self, kinds: list[str]) -> list[str]:
+        """The fields that the classes ``kinds`` type differently, each now ``Any`` in a
+        table's columns (one column holds one type)."""
+        by_name = {cls.name: cls for cls in self.classes}
+        annotations: dict[str, dict[str, str]] = {}
+        for kind in kinds:
+            for spec in by_name[kind].fields:
+                annotation = spec.annotation.replace(_NEVER_SEEN, "None").removesuffix(" | None")
+                annotations.setdefault(spec.name, {})[kind] = annotation
+        found = []
+        for name, typed in annotations.items():
+            if len(set(typed.values())) > 1:
+                found.append(f"{name} ({', '.join(f'{a} in {k}' for k, a in typed.items())})")
+                for kind in typed:
+                    for spec in by_name[kind].fields:
+                        if spec.name == name:
+                            spec.columns = "Any"
+        return found
 
     def _class_name(self, name: str) -> str:
         return _unique(name, self.names, "")
@@ -337,7 +525,7 @@ class _Builder:
             assert seen.items is not None
             items = seen.items.kinds - {"null"}
             if not items:
-                return "list[None]"  # only ever empty (or None): a later element is an error
+                return f"list[{_NEVER_SEEN}]"  # only ever empty (or None)
             mixes = len(items) > 1 and items != {"int", "float"}
             if mixes and len(seen.lengths) == 1 and _all_scalar(seen.positions):
                 return self.record(name, seen)

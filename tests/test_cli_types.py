@@ -280,7 +280,29 @@ def test_convert_to_csv_writes_nested_values_as_json_text(
     assert [r["note"] or None for r in rows] == [e["note"] or None for e in EVENTS]
 
 
-def test_a_later_record_that_does_not_fit_names_its_column_and_suggests_a_type(
+def test_a_later_record_of_another_type_is_seen_by_the_inference(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    records = [{"a": i, "b": "x"} for i in range(1500)] + [{"a": "oops", "b": "y"}]
+    path = tmp_path / "late.msgpack"
+    path.write_bytes(b"".join(msgpack.packb(r) for r in records))
+    out_path = tmp_path / "late.parquet"
+    # Inferred from every record, the column holds both: no Parquet type fits, and that is said.
+    status, _, err = run(capsys, "convert", str(path), "--to", "parquet", "-o", str(out_path))
+    assert status == 1
+    assert error_line(err) == (
+        f"error: {path}: cannot infer columns for parquet: parquet needs one type per column, "
+        "and in the 1501 records a (int, str) hold values of types that do not mix; give a "
+        "record type with --type (msgpack-reader schema SOURCE prints one to edit)"
+    )
+    assert not out_path.exists()
+    # CSV holds such a column: each value as it is.
+    status, out, err = run(capsys, "convert", str(path), "--to", "csv", "-o", "-")
+    assert (status, err) == (0, "")
+    assert out.splitlines()[-1] == "oops,y"
+
+
+def test_inferred_from_the_first_records_only_a_misfit_names_its_field(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     records = [{"a": i, "b": "x"} for i in range(1500)] + [{"a": "oops", "b": "y"}]
@@ -288,7 +310,8 @@ def test_a_later_record_that_does_not_fit_names_its_column_and_suggests_a_type(
     path = tmp_path / "late.msgpack"
     path.write_bytes(b"".join(data))
     out_path = tmp_path / "late.parquet"
-    status, _, err = run(capsys, "convert", str(path), "--to", "parquet", "-o", str(out_path))
+    command = ("convert", str(path), "--to", "parquet", "-o", str(out_path), "--infer-from", "1000")
+    status, _, err = run(capsys, *command)
     assert status == 1
     offset = sum(map(len, data[:1500]))
     assert error_line(err) == (
@@ -297,22 +320,72 @@ def test_a_later_record_that_does_not_fit_names_its_column_and_suggests_a_type(
         "(msgpack-reader schema SOURCE prints one to edit)"
     )
     assert not out_path.exists()
-    # Inferred from every record, the column holds both: no type fits, and that is said.
-    status, _, err = run(
-        capsys, "convert", str(path), "--to", "parquet", "-o", str(out_path), "--infer-from", "2000"
-    )
-    assert status == 1
-    assert error_line(err) == (
-        f"error: {path}: cannot infer columns for parquet: parquet needs one type per column, "
-        "and in the first 1501 records a (int, str) hold values of types that do not mix; give a "
-        "record type with --type (msgpack-reader schema SOURCE prints one to edit)"
-    )
-    # CSV holds such a column: each value as it is.
-    status, out, err = run(
-        capsys, "convert", str(path), "--to", "csv", "-o", "-", "--infer-from", "2000"
-    )
+
+
+def late_key_log(tmp_path: Path) -> tuple[Path, list[dict[str, Any]], int]:
+    """A service's log whose trace_id key first appears at record 2500."""
+    records: list[dict[str, Any]] = [
+        {"level": "info", "message": f"m{i}", "ms": i} for i in range(2500)
+    ]
+    records += [{"level": "warn", "message": "late", "ms": 1, "trace_id": "t-1"}]
+    records += [{"level": "info", "message": "after", "ms": 2}]
+    data = [msgpack.packb(r) for r in records]
+    path = tmp_path / "service.msgpack"
+    path.write_bytes(b"".join(data))
+    return path, records, sum(map(len, data[:2500]))
+
+
+@pytest.mark.parametrize("to", ["parquet", "arrow", "csv"])
+def test_a_key_first_seen_late_is_a_column_in_every_format(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, to: str
+) -> None:
+    path, records, _ = late_key_log(tmp_path)
+    out_path = tmp_path / f"service.{to}"
+    status, out, err = run(capsys, "convert", str(path), "--to", to, "-o", str(out_path))
     assert (status, err) == (0, "")
-    assert out.splitlines()[-1] == "oops,y"
+    assert out == f"Wrote {len(records)} records to {out_path} ({to})\n"
+    if to == "csv":
+        rows: list[dict[str, Any]] = list(csv.DictReader(io.StringIO(out_path.read_text())))
+        assert [r["trace_id"] for r in rows] == [r.get("trace_id", "") for r in records]
+    else:
+        table = (
+            pq.read_table(out_path)
+            if to == "parquet"
+            else pa.ipc.open_file(str(out_path)).read_all()
+        )
+        assert table.column("trace_id").to_pylist() == [r.get("trace_id") for r in records]
+        assert table.to_pylist() == [{"trace_id": None, **r} for r in records]
+
+
+def test_dump_as_csv_keeps_a_key_first_seen_late(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path, records, _ = late_key_log(tmp_path)
+    status, out, err = run(capsys, "dump", str(path), "--format", "csv")
+    assert (status, err) == (0, "")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert rows[2500]["trace_id"] == "t-1"
+    assert len(rows) == len(records)
+
+
+@pytest.mark.parametrize("to", ["parquet", "csv"])
+def test_a_key_first_seen_late_on_stdin_is_refused_naming_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, to: str
+) -> None:
+    path, _, offset = late_key_log(tmp_path)
+    stream = io.BufferedReader(io.BytesIO(path.read_bytes()))
+    monkeypatch.setattr(sys, "stdin", types.SimpleNamespace(buffer=stream))
+    out_path = tmp_path / f"stdin.{to}"
+    status, out, err = run(capsys, "convert", "-", "--to", to, "-o", str(out_path))
+    assert status == 1
+    assert out == ""
+    assert error_line(err) == (
+        f"error: <stdin>: record 2500 at byte {offset}: map has key 'trace_id', which names no "
+        "field; the columns were inferred from the first 1000 records, stdin being read once: "
+        "give a record type with --type (msgpack-reader schema SOURCE prints one to edit)"
+    )
+    assert not out_path.exists()
+    assert list(tmp_path.iterdir()) == [path]  # no temporary file either
 
 
 def test_convert_infers_from_stdin_and_reads_it_whole(

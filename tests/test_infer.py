@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 
 from msgpack_reader_py import StreamingReader
 from msgpack_reader_py.arrow import read_table
-from msgpack_reader_py.convert import convert, infer_sources
+from msgpack_reader_py.convert import convert
 from msgpack_reader_py.infer import MAX_FIELDS, InferenceError, infer
+from msgpack_reader_py.inferred import infer_sources
 from msgpack_reader_py.values import ValueReader
 
 from .helpers import drain, examples
@@ -92,7 +93,7 @@ def test_an_inferred_type_reads_back_the_records_it_was_inferred_from(
         got = [msgspec.to_builtins(r, builtin_types=(bytes, dt.datetime)) for r in read]
         assert got == [as_datetime(r) for r in rows]
     # And as Arrow columns, with the same values.
-    table_read = read_table(data, schema.record_type())
+    table_read = read_table(data, schema.record_type(columns=True))
     assert table_read.to_pylist() == [as_datetime(r) for r in rows]
 
 
@@ -175,3 +176,143 @@ def test_infer_sources_keeps_the_name_of_a_stream_it_replays() -> None:
     records, error = drain(StreamingReader(again[0], infer([{"n": 1}]).record_type()))
     assert [plain(r) for r in records] == [{"n": 1}]
     assert (error.index, error.source) == (1, "events.msgpack")
+
+
+# --- records of several kinds -------------------------------------------------------------------
+
+EVENTS = [
+    {"type": "click", "x": 1, "y": 2},
+    {"type": "key", "code": "a", "mods": ["shift"]},
+    {"type": "click", "x": 3, "y": 4, "button": "left"},
+    {"type": "scroll", "dy": 1.5},
+    {"type": "key", "code": "b", "mods": []},
+]
+
+
+def test_a_tag_splits_records_into_kinds_joined_as_a_union() -> None:
+    schema = infer(EVENTS)
+    assert schema.kinds == ["Click", "Key", "Scroll"]
+    assert schema.tag == "type"
+    source = schema.source()
+    assert (
+        '@dataclass\nclass Click:\n    type: Literal["click"]\n    x: int\n    y: int\n' in source
+    )
+    assert "    button: str | None = None\n" in source
+    assert 'class Key:\n    type: Literal["key"]\n    code: str\n    mods: list[str]\n' in source
+    assert source.endswith("\nRecord = Click | Key | Scroll\n")
+    assert "from typing import Literal\n" in source
+    struct = schema.source("struct")
+    assert 'class Click(msgspec.Struct, tag_field="type", tag="click"):\n    x: int\n' in struct
+
+
+@pytest.mark.parametrize("form", ["dataclass", "struct"])
+def test_the_union_reads_back_every_kind(form: Any) -> None:
+    union = infer(EVENTS).record_type(form)
+    data = b"".join(msgpack.packb(e) for e in EVENTS)
+    read = list(StreamingReader(data, union))
+    assert [type(r).__name__ for r in read] == ["Click", "Key", "Click", "Scroll", "Key"]
+    assert [msgspec.to_builtins(r) for r in read] == [
+        {"type": "click", "x": 1, "y": 2, "button": None},
+        {"type": "key", "code": "a", "mods": ["shift"]},
+        {"type": "click", "x": 3, "y": 4, "button": "left"},
+        {"type": "scroll", "dy": 1.5},
+        {"type": "key", "code": "b", "mods": []},
+    ]
+
+
+def test_flat_merges_the_kinds_into_one_type() -> None:
+    schema = infer(EVENTS, kinds=False)
+    assert schema.kinds is None
+    source = schema.source()
+    assert "class Record:\n    type: str\n    x: int | None = None\n" in source
+    assert "Literal" not in source
+
+
+def test_a_key_of_well_known_name_is_the_tag_before_another() -> None:
+    records = [
+        {"level": "info", "kind": "a", "n": 1},
+        {"level": "warn", "kind": "b", "s": "x"},
+        {"level": "info", "kind": "a", "n": 2},
+        {"level": "warn", "kind": "b", "s": "y"},
+    ]
+    assert infer(records).tag == "kind"
+
+
+@pytest.mark.parametrize(
+    "records",
+    [
+        pytest.param([{"type": "a", "n": 1}, {"type": "b", "n": 2}], id="every value once"),
+        pytest.param([{"type": "a", "n": 1}, {"type": "b", "n": 2}] * 2, id="the same keys"),
+        pytest.param([{"name": f"n{i}", "n": i} for i in range(40)], id="a name, not a tag"),
+        pytest.param([{"type": 1, "n": 1}, {"type": 2, "s": ""}] * 2, id="not str values"),
+    ],
+)
+def test_no_tag_where_none_splits_the_records(records: list[dict[str, Any]]) -> None:
+    assert infer(records).kinds is None
+
+
+def test_a_tag_that_is_no_identifier_keeps_its_key() -> None:
+    records = [{"@type": "page.view", "url": "/"}, {"@type": "user-login", "id": 1}] * 2
+    schema = infer(records)
+    assert schema.kinds == ["PageView", "UserLogin"]
+    source = schema.source()
+    assert '    type: Literal["page.view"] = field(metadata={"msgpack_key": "@type"})\n' in source
+    union = schema.record_type()
+    data = b"".join(msgpack.packb(r) for r in records)
+    assert [r.type for r in StreamingReader(data, union)] == ["page.view", "user-login"] * 2
+    struct = schema.record_type("struct")
+    assert [type(r).__name__ for r in StreamingReader(data, struct)] == [
+        "PageView",
+        "UserLogin",
+    ] * 2
+
+
+def test_a_field_two_kinds_type_differently_is_any_in_columns_only() -> None:
+    records = [{"type": "a", "value": 1}, {"type": "b", "value": "x", "more": 0}] * 2
+    schema = infer(records)
+    assert schema.conflicts == ["value (int in A, str in B)"]
+    assert "    value: int\n" in schema.source()
+    assert "    value: Any\n" in schema.source(columns=True)
+
+
+def test_a_list_only_ever_empty_is_of_any_and_of_none_in_columns() -> None:
+    schema = infer([{"tags": []}, {"tags": []}])
+    assert "    tags: list[Any]\n" in schema.source()
+    assert "    tags: list[None]\n" in schema.source(columns=True)
+
+
+def test_checked_types_refuse_unknown_keys_and_read_arrays_natively() -> None:
+    schema = infer([[1, "a"], [2, "b"]])
+    source = schema.source("struct", checked=True)
+    assert "class Record(msgspec.Struct, forbid_unknown_fields=True, array_like=True):" in source
+    mapped = infer([{"a": 1}]).record_type("struct", checked=True)
+    _, error = drain(StreamingReader(msgpack.packb({"a": 1, "b": 2}), mapped))
+    assert error.reason == "map has key 'b', which names no field"
+
+
+@st.composite
+def event_streams(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Records of 2 to 4 kinds, each kind a few columns of its own."""
+    kinds = draw(st.integers(2, 4))
+    fields = {
+        f"k{kind}": {f"k{kind}f{i}": draw(st.sampled_from(sorted(COLUMN_VALUES))) for i in range(3)}
+        for kind in range(kinds)
+    }
+    records = []
+    for kind in list(fields) * 2 + draw(st.lists(st.sampled_from(list(fields)), max_size=10)):
+        record = {"type": kind}
+        record.update({name: draw(COLUMN_VALUES[c]) for name, c in fields[kind].items()})
+        records.append(record)
+    return records
+
+
+@settings(max_examples=examples(ci=100, local=30), deadline=None)
+@given(event_streams())
+def test_any_mix_of_kinds_is_inferred_as_kinds_that_read_it_back(records: list[Any]) -> None:
+    schema = infer(records)
+    assert schema.kinds is not None
+    data = b"".join(msgpack.packb(r, datetime=False) for r in records)
+    for form in ("dataclass", "struct"):
+        read = list(StreamingReader(data, schema.record_type(form)))
+        got = [msgspec.to_builtins(r, builtin_types=(bytes, dt.datetime)) for r in read]
+        assert got == [as_datetime(r) for r in records]
