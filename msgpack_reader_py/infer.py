@@ -341,17 +341,23 @@ def infer(records: Iterable[Any], *, kinds: bool = True) -> Schema:
             f"records must all be maps or all be arrays to infer their fields; found {found}"
         )
     builder = _Builder()
-    tag = _tag_key(seen) if kinds and shapes == {"map"} else None
+    arrays = shapes == {"array"}
+    # An array's tag is its first value: as a map, the records are keyed f0, f1, ...
+    keyed = [{f"f{i}": v for i, v in enumerate(r)} for r in seen] if arrays else seen
+    tag = _tag_key(keyed, only="f0" if arrays else None) if kinds else None
     if tag is None:
         builder.record("Record", top)
         return Schema(builder.classes, len(seen), builder.mixed)
     builder.names.add("Record")  # the union's name
     groups: dict[str, _Seen] = {}
     for record in seen:
-        group = groups.setdefault(record[tag], _Seen())
-        group.add({key: value for key, value in record.items() if key != tag})
+        if arrays:
+            groups.setdefault(record[0], _Seen()).add(record[1:])
+        else:
+            group = groups.setdefault(record[tag], _Seen())
+            group.add({key: value for key, value in record.items() if key != tag})
     names = [
-        builder.record(_kind_name(value), group, tag=(tag, value))
+        builder.record(_kind_name(value), group, tag=(tag, value), first=int(arrays))
         for value, group in groups.items()
     ]
     conflicts = builder.conflicts(names)
@@ -364,16 +370,19 @@ MAX_KINDS = 32
 _TAG_NAMES = ("type", "kind", "event", "event_type", "eventType", "msg_type", "@type", "_type")
 
 
-def _tag_key(records: list[dict[str, Any]]) -> str | None:
-    """The key that tells the records' kinds apart, if one does: present in every record
-    with a str value, a few values (at least 2, at most :data:`MAX_KINDS`, fewer than the
-    records), whose groups of records have different keys and fewer keys missing now and then
-    than all the records together. A well-known name (``type``, ``kind``, ``event``...) first,
-    then the key that leaves the fewest keys missing now and then."""
-    common = [k for k, v in records[0].items() if type(v) is str]
+def _tag_key(records: list[dict[str, Any]], only: str | None = None) -> str | None:
+    """The key that tells the records' kinds apart, if one does (``only``: that key or none):
+    present in every record with a str value, a few values (at least 2, at most
+    :data:`MAX_KINDS`, fewer than the records), whose groups of records differ in their keys or
+    in the kinds of their values, and are tidier than all the records together (fewer keys
+    missing now and then, or holding values of kinds that do not mix). A key of a well-known
+    name (``type``, ``kind``, ``event``...) comes first; any other must split the records into
+    groups of two or more with keys of their own. Then the key that leaves the groups
+    tidiest."""
+    common = [k for k, v in records[0].items() if type(v) is str and only in (None, k)]
     for record in records[1:]:
         common = [k for k in common if type(record.get(k)) is str]
-    flat = _optional_keys(records)
+    flat = _untidy(records)
     best: tuple[Any, ...] | None = None
     found = None
     for key in common:
@@ -382,23 +391,56 @@ def _tag_key(records: list[dict[str, Any]]) -> str | None:
             groups.setdefault(record[key], []).append(record)
         if not 2 <= len(groups) <= MAX_KINDS or len(groups) == len(records):
             continue
-        shapes = {frozenset(k for r in group for k in r) for group in groups.values()}
-        missing = sum(_optional_keys(group) for group in groups.values())
-        if len(shapes) < 2 or missing >= flat:
+        known = key in _TAG_NAMES or key == only
+        # Another key must show more: groups of two or more, with keys of their own.
+        if known:
+            shapes = {frozenset(_shape(g[0], key)) for g in groups.values()}
+        else:
+            shapes = {frozenset(k for r in g for k in r) for g in groups.values()}
+        untidy = sum(_untidy(group) for group in groups.values())
+        if len(shapes) < 2 or untidy >= flat or (not known and min(map(len, groups.values())) < 2):
             continue
-        rank = (key not in _TAG_NAMES, missing, len(groups))
+        rank = (not known, untidy, len(groups))
         if best is None or rank < best:
             best, found = rank, key
     return found
 
 
-def _optional_keys(records: list[dict[str, Any]]) -> int:
-    """How many keys some of ``records`` have and others lack."""
-    keys: dict[str, int] = {}
+def _shape(record: dict[str, Any], tag: str) -> set[tuple[str, str | None]]:
+    """A record's keys, each with the kind of its value (``None`` for ``None``)."""
+    return {(k, _value_kind(v)) for k, v in record.items() if k != tag}
+
+
+def _value_kind(value: Any) -> str | None:
+    if value is None:
+        return None
+    kind = _SCALARS.get(type(value))
+    if kind in ("int", "float"):
+        return "number"  # they mix, as a float
+    if kind is not None:
+        return kind
+    return (
+        "array"
+        if isinstance(value, (list, tuple))
+        else "map"
+        if isinstance(value, dict)
+        else "other"
+    )
+
+
+def _untidy(records: list[dict[str, Any]]) -> int:
+    """How many keys some of ``records`` lack, or hold values of kinds that do not mix."""
+    present: dict[str, int] = {}
+    kinds: dict[str, set[str]] = {}
     for record in records:
-        for key in record:
-            keys[key] = keys.get(key, 0) + 1
-    return sum(count < len(records) for count in keys.values())
+        for key, value in record.items():
+            present[key] = present.get(key, 0) + 1
+            kind = _value_kind(value)
+            if kind is not None:
+                kinds.setdefault(key, set()).add(kind)
+    return sum(
+        count < len(records) or len(kinds.get(key, ())) > 1 for key, count in present.items()
+    )
 
 
 def _kind_name(tag: str) -> str:
@@ -431,9 +473,11 @@ class _Builder:
         self.mixed: list[str] = []
         self._path: list[str] = []
 
-    def record(self, name: str, seen: _Seen, tag: tuple[str, str] | None = None) -> str:
+    def record(
+        self, name: str, seen: _Seen, tag: tuple[str, str] | None = None, first: int = 0
+    ) -> str:
         """Define the class of the records seen at ``seen`` (a kind's, with its ``tag`` key
-        and value); its name."""
+        and value; arrays' values from position ``first``, after a tag); its name."""
         name = self._class_name(name)
         fields: list[_Field] = []
         used: set[str] = set()
@@ -450,10 +494,11 @@ class _Builder:
             fields.sort(key=lambda f: f.optional)
         else:
             shortest = min(seen.lengths)
-            for position, inner in enumerate(seen.positions):
+            for position, inner in enumerate(seen.positions, first):
                 field_name = f"f{position}"
                 annotation = self._at(field_name, f"{name}F{position}", inner)
-                fields.append(_Field(field_name, field_name, annotation, position >= shortest))
+                optional = position - first >= shortest
+                fields.append(_Field(field_name, field_name, annotation, optional))
         if tag is not None:
             self._path.pop()
         self.classes.append(_Class(name, fields, "map" not in seen.kinds, tagged))

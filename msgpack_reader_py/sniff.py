@@ -107,6 +107,7 @@ def _text(head: bytes) -> str | None:
     except UnicodeDecodeError:
         return None
     text = text.removeprefix("\ufeff")
-    if not text or not text.translate(_WHITESPACE).isprintable():
+    visible = text.translate(_WHITESPACE)
+    if not visible or not visible.isprintable():  # whitespace alone is small ints, as likely
         return None
     return text

@@ -22,6 +22,7 @@ from typing import Any, NamedTuple, Optional, Union
 from unittest import mock
 
 import msgpack
+import msgspec
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
@@ -1623,3 +1624,15 @@ def test_tuple_record_refusal_names_the_field_as_validation_does() -> None:
     assert rows_of(batches) == [{"0": 1, "1": "a"}]
     assert isinstance(error, RecordError)
     assert "field `[0]`: int 9223372036854775808 does not fit Arrow int64" in str(error)
+
+
+class ArrayLike(msgspec.Struct, array_like=True):
+    """A Struct decoded from arrays as itself: its rows must still be taken apart."""
+
+    a: int
+    b: str = "x"
+
+
+def test_array_like_struct_records_become_rows() -> None:
+    data = msgpack.packb([1, "p"]) + msgpack.packb([2])
+    assert read_table(data, ArrayLike).to_pylist() == [{"a": 1, "b": "p"}, {"a": 2, "b": "x"}]

@@ -488,3 +488,80 @@ def test_a_bad_type_is_one_usage_error_line(
         line = error_line(err)
         assert line.startswith(f"error: --type {name}: ")
         assert says in line
+
+
+EVENTS_PY = """\
+import msgspec
+
+
+class Click(msgspec.Struct, tag="click"):
+    seq: int
+    x: int
+    y: int
+    button: str
+
+
+class Key(msgspec.Struct, tag="key"):
+    seq: int
+    code: str
+    modifiers: list[str]
+    repeat: bool
+
+
+class Scroll(msgspec.Struct, tag="scroll"):
+    seq: int
+    dx: float
+    dy: float
+    at: object
+
+
+Event = Click | Key | Scroll
+"""
+
+TAGGED_MAPS = DATA / "go_tagged_map.msgpack"
+
+
+def test_type_names_a_module_level_union_alias(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    module = tmp_path / "events.py"
+    module.write_text(EVENTS_PY)
+    status, out, err = run(capsys, "read", "--type", f"{module}:Event", str(TAGGED_MAPS))
+    assert (status, err) == (0, "")
+    assert out.startswith("Read 12 records (")
+    status, out, err = run(capsys, "dump", "--type", f"{module}:Event", str(TAGGED_MAPS))
+    assert (status, err) == (0, "")
+    first = json.loads(out.splitlines()[0])
+    assert first == {"type": "click", "seq": 0, "x": 0, "y": 0, "button": "left"}
+
+
+def test_a_union_that_cannot_be_told_apart_is_one_usage_error_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    module = tmp_path / "bad.py"
+    module.write_text(
+        "from dataclasses import dataclass\n\n\n@dataclass\nclass A:\n    a: int\n\n\n"
+        "@dataclass\nclass B:\n    b: int\n\n\nEither = A | B\n"
+    )
+    status, out, err = run(capsys, "read", "--type", f"{module}:Either", str(TAGGED_MAPS))
+    assert (status, out) == (2, "")
+    line = error_line(err)
+    assert line.startswith(f"error: --type {module}:Either: A | B: cannot tell A and B apart")
+    assert "_loaded_" not in line
+
+
+def test_schema_gives_a_type_per_kind_and_flat_one_for_all(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    status, out, err = run(capsys, "schema", str(TAGGED_MAPS))
+    assert (status, err) == (0, "")
+    assert f"from the 12 records of {TAGGED_MAPS}" in out
+    assert out.endswith("Record = Click | Key | Scroll\n")
+    saved = tmp_path / "inferred.py"
+    saved.write_text(out)
+    status, out, err = run(capsys, "read", "--type", f"{saved}:Record", str(TAGGED_MAPS))
+    assert (status, err) == (0, "")
+    status, out, err = run(capsys, "schema", "--flat", str(TAGGED_MAPS))
+    assert (status, err) == (0, "")
+    assert "Record =" not in out
+    assert "class Record:\n    type: str\n" in out

@@ -105,7 +105,7 @@ def ext_equal(got: Any, want: Any) -> bool:
 @given(st.lists(values, max_size=6))
 def test_every_value_is_read_as_it_is_and_written_as_documented(records: list[Any]) -> None:
     data = b"".join(msgpack.packb(r, datetime=False) for r in records)
-    read = list(ValueReader(data))
+    read = list(ValueReader(data, force=True))  # any values: small ints may look like text
     assert len(read) == len(records)
     for got, want in zip(read, records, strict=True):
         assert ext_equal(got, as_read(want))
