@@ -393,6 +393,7 @@ def _tag_key(records: list[dict[str, Any]], only: str | None = None) -> str | No
             continue
         known = key in _TAG_NAMES or key == only
         # Another key must show more: groups of two or more, with keys of their own.
+        shapes: set[frozenset[Any]]
         if known:
             shapes = {frozenset(_shape(g[0], key)) for g in groups.values()}
         else:
