@@ -318,7 +318,7 @@ def infer_option(command: argparse.ArgumentParser) -> None:
 def _inference(args: argparse.Namespace) -> dict[str, Any]:
     """What ``--infer-from`` and ``--flat`` ask of an inference."""
     return {
-        "sample": DEFAULT_SAMPLE if args.infer_from is None else args.infer_from,
+        "sample": args.infer_from,
         "whole": args.infer_from is None,
         "kinds": not args.flat,
     }

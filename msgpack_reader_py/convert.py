@@ -22,7 +22,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 from .decoder import KEPT_ERRORS, Batches, Plan
 from .engine import ExtHook
 from .errors import RecordError
-from .infer import DEFAULT_SAMPLE, InferenceError, Schema
+from .infer import InferenceError, Schema
 from .inferred import infer_sources
 from .model import Item
 from .schema import RecordSchema, members, record_schema
@@ -124,7 +124,7 @@ def convert(
     ext_hook: ExtHook | None = None,
     limit: int | None = None,
     allow_nan: bool = False,
-    sample: int = DEFAULT_SAMPLE,
+    sample: int | None = None,
     whole: bool = True,
     kinds: bool = True,
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
@@ -150,7 +150,8 @@ def convert(
     ``record_type=None`` reads records untyped (:mod:`~msgpack_reader_py.values`): JSON Lines
     writes each as the value it is; CSV, Parquet and Arrow need columns, so a record type is
     inferred (:func:`~msgpack_reader_py.inferred.infer_sources`) and
-    :attr:`Conversion.inferred` holds it: from the first ``sample`` records, then, with
+    :attr:`Conversion.inferred` holds it: from the first ``sample`` records (by default a
+    hundred where the rest is checked, else a thousand), then, with
     ``whole`` (the default) and sources that can be read again (paths, bytes), checked against
     every record and widened by any that does not fit, so that no value is ever dropped;
     ``kinds=False`` merges records of several kinds into one type. The sources are read again

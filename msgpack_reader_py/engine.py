@@ -791,31 +791,35 @@ class RecordDecoder(_Decoding):
         if kind == "tuple":
             wire, convert = compiler.wire(record_type)
             return wire, _finisher(record_type, convert)
+        flat = all(f.required for f in self.fields) and all(
+            compiler._field(record_type, f)[1] is None for f in self.fields
+        )
+        field_types: Any = tuple(f.annotation for f in self.fields)
+        as_tuple: Any = tuple[field_types]
+        if values and flat and _rows_as_tuples(record_type, forbid):
+            # Rows, not records: an array decodes to its row. A map decodes to a generated
+            # Struct that counts those it makes, so that a run of arrays only is passed on
+            # without a look at each row (that look cost a twelfth of a raw decode).
+            config = getattr(record_type, "__struct_config__", None)
+            self._made, counting = _counter()
+            map_form = msgspec.defstruct(
+                f"{record_type.__name__}AsMap",
+                [(_slot(i), f.annotation) for i, f in enumerate(self.fields)],
+                rename=_positional_rename(self.fields),
+                forbid_unknown_fields=forbid or bool(config and config.forbid_unknown_fields),
+                namespace=counting,
+                gc=False,
+            )
+            slots = [_slot(i) for i in range(len(self.fields))]
+            return typing.Union[as_tuple, map_form], _flat_rows(slots)  # noqa: UP007
         if (
             kind == "dataclass"
-            and all(f.required for f in self.fields)
+            and flat
             and not forbid
             and not _hides_fields(record_type)
             and all(f.wire_name == f.name for f in self.fields)
-            and all(compiler._field(record_type, f)[1] is None for f in self.fields)
         ):
             # The common flat record: arrays decode to tuples, built with starmap in C.
-            field_types: Any = tuple(f.annotation for f in self.fields)
-            as_tuple: Any = tuple[field_types]
-            if values and not hasattr(record_type, "__post_init__"):
-                # Rows, not records: an array decodes to its row. A map decodes to a generated
-                # Struct that counts those it makes, so that a run of arrays only is passed on
-                # without a look at each row (that look cost a twelfth of a raw decode).
-                self._made, counting = _counter()
-                map_form = msgspec.defstruct(
-                    f"{record_type.__name__}AsMap",
-                    [(_slot(i), f.annotation) for i, f in enumerate(self.fields)],
-                    rename=_positional_rename(self.fields),
-                    namespace=counting,
-                    gc=False,
-                )
-                slots = [_slot(i) for i in range(len(self.fields))]
-                return typing.Union[as_tuple, map_form], _flat_rows(slots)  # noqa: UP007
             wire = typing.Union[as_tuple, record_type]  # noqa: UP007
             if values:
                 # The type's own __post_init__ checks each record, as a reader's are checked:
@@ -1154,6 +1158,24 @@ class KindsDecoder(_Decoding):
                 raw = raw[1:]
         message = match.group("message") + (f" - at `${path}`" if path else "")
         return _phrase(tp, fields, message, raw, _UNKNOWN)
+
+
+def _rows_as_tuples(tp: Any, forbid: bool) -> bool:
+    """Whether the rows of a flat record type may be decoded straight from arrays as tuples
+    (and from maps as a generated Struct): no check of its own (``__post_init__``), no hidden
+    or tagged field, and an array of more values than fields refused, as a tuple refuses it
+    (an ``array_like`` Struct passes over extra values unless it forbids unknown fields)."""
+    kind = record_kind(tp)
+    if kind == "dataclass":
+        return not hasattr(tp, "__post_init__") and not _hides_fields(tp)
+    if kind not in ("struct", "array_struct"):
+        return False
+    config = tp.__struct_config__
+    return (
+        not hasattr(tp, "__post_init__")
+        and config.tag is None
+        and (kind == "struct" or forbid or config.forbid_unknown_fields)
+    )
 
 
 def _starts_array(data: Any, at: int) -> bool:

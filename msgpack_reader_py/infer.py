@@ -31,6 +31,7 @@ a dataclass as ``field(metadata={"msgpack_key": KEY})``, in a Struct as
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import keyword
 import re
@@ -252,12 +253,18 @@ class Schema:
     ) -> Any:
         """The ``Record`` of :meth:`source` (a class, or a union of the kinds' classes), made
         by running that source."""
-        module = types.ModuleType("msgpack_reader_py.inferred")
-        # Compiled without this module's ``from __future__ import annotations``: real annotations.
-        source = self.source(form, checked=checked, columns=columns)
-        code = compile(source, "<inferred schema>", "exec", dont_inherit=True)
-        exec(code, module.__dict__)
-        return module.Record
+        return _defined(self.source(form, checked=checked, columns=columns))
+
+
+@functools.lru_cache(maxsize=32)
+def _defined(source: str) -> Any:
+    """The ``Record`` that ``source`` defines: made once per source, so that the same types
+    inferred again (a check, then a conversion) are the same classes, compiled once."""
+    module = types.ModuleType("msgpack_reader_py.inferred")
+    # Compiled without this module's ``from __future__ import annotations``: real annotations.
+    code = compile(source, "<inferred schema>", "exec", dont_inherit=True)
+    exec(code, module.__dict__)
+    return module.Record
 
 
 def _annotation(spec: _Field, *, checked: bool, columns: bool) -> str:
@@ -274,7 +281,9 @@ def _class_source(cls: _Class, form: Format, *, checked: bool, columns: bool, ne
     if form == "struct" and cls.tag is not None:
         options.append(f"tag_field={_literal(cls.tag[0])}, tag={_literal(cls.tag[2])}")
     if form == "struct" and checked:
-        options.append("forbid_unknown_fields=True")
+        # Never in a reference cycle (nothing refers back), made and dropped by the million:
+        # not tracked by the garbage collector, as msgspec advises for such Structs.
+        options.append("forbid_unknown_fields=True, gc=False")
         if cls.positional and not (columns and nested):
             options.append("array_like=True")
     if form == "dataclass":

@@ -26,19 +26,24 @@ from .infer import DEFAULT_SAMPLE, InferenceError, Schema, infer
 from .streaming_reader import DEFAULT_MAX_RECORD_SIZE, OnError, Source, StreamingReader
 from .values import ValueReader
 
-__all__ = ["MISFITS", "infer_sources"]
+__all__ = ["FIRST_CHECKED", "MISFITS", "infer_sources"]
 
 MISFITS = 100
 """How many records that do not fit are gathered in one check before the types are widened
 and the check begins again: a file whose later records all differ costs one round, not one
 decode a record."""
 
+FIRST_CHECKED = 100
+"""How many records the types of a whole file are first inferred from: inferring takes
+Python some microseconds a record, checking one in C a fraction of one, and a record the
+first ones did not show is found by the check."""
+
 _CHECKED_AT_ONCE = 65536  # records checked between two looks at how many did not fit
 
 
 def infer_sources(
     sources: Sequence[Source],
-    sample: int | None = DEFAULT_SAMPLE,
+    sample: int | None = None,
     *,
     whole: bool = True,
     kinds: bool = True,
@@ -51,14 +56,18 @@ def infer_sources(
     from their start: a stream, which cannot be reopened, replays the bytes read from it, then
     goes on.
 
-    The types are inferred from the first ``sample`` records, then, with ``whole`` and when
+    The types are inferred from the first ``sample`` records (default: :data:`FIRST_CHECKED`
+    where the rest is checked, else :data:`~.infer.DEFAULT_SAMPLE`), then, with ``whole`` and
+    when
     every source can be read again, checked against every record and widened until each fits
     (see the module's docstring); :attr:`~.infer.Schema.records` counts the records they were
     inferred from and ``checked`` those they were checked against (``None``: not checked).
     ``kinds`` is :func:`~.infer.infer`'s. Broken data raises the reader's error; records that
     are not maps or arrays :class:`~msgpack_reader_py.infer.InferenceError`.
     """
-    sample = DEFAULT_SAMPLE if sample is None else sample
+    if sample is None:
+        # Checked against every record anyway: a few are enough to begin with.
+        sample = FIRST_CHECKED if whole and all(map(_reopens, sources)) else DEFAULT_SAMPLE
     options: dict[str, Any] = {
         "ext_hook": ext_hook,
         "max_record_size": max_record_size,

@@ -284,7 +284,10 @@ def test_a_list_only_ever_empty_is_of_any_and_of_none_in_columns() -> None:
 def test_checked_types_refuse_unknown_keys_and_read_arrays_natively() -> None:
     schema = infer([[1, "a"], [2, "b"]])
     source = schema.source("struct", checked=True)
-    assert "class Record(msgspec.Struct, forbid_unknown_fields=True, array_like=True):" in source
+    assert (
+        "class Record(msgspec.Struct, forbid_unknown_fields=True, gc=False, array_like=True):"
+        in source
+    )
     mapped = infer([{"a": 1}]).record_type("struct", checked=True)
     _, error = drain(StreamingReader(msgpack.packb({"a": 1, "b": 2}), mapped))
     assert error.reason == "map has key 'b', which names no field"
