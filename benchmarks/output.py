@@ -11,8 +11,13 @@ does with it, output to ``/dev/null`` (the output's own medium is not measured):
 - ``dump_items``: ``dump --type item``: Items, checked, as JSON Lines;
 - ``dump_items_csv``: ``dump --type item --format csv``;
 - ``convert_parquet_items``: ``convert --type item --to parquet``;
-- ``convert_parquet_inferred``: ``convert --to parquet``: columns inferred from the first 1000
-  records, then every record read again, checked, into Parquet.
+- ``convert_parquet_inferred``: ``convert --to parquet`` of a stream (stdin): columns inferred
+  from its first 1000 records, kept and read again, every record checked, into Parquet;
+- ``convert_parquet_inferred_whole``: ``convert --to parquet`` of a file: columns inferred from
+  its first 100 records, checked against every record (widened by any that does not fit), then
+  every record read again into Parquet. Its target: at most 1.5x ``convert_parquet_items``, the
+  same file converted with ``--type``; ``paired/convert_parquet_inferred_whole`` times the two
+  in turn.
 
 RESULTS.md gives each in records/s and as a ratio to ``read_items`` from the same run.
 """
@@ -38,9 +43,12 @@ from msgpack_reader_py.values import ValueReader
 BASELINE = "read_items"
 
 
-def _converted(data: bytes, to: Format, record_type: type[Any] | None) -> int:
+def _converted(data: bytes, to: Format, record_type: Any, *, whole: bool = False) -> int:
+    """Convert ``data`` (bytes, which can be read again as a file can: ``whole``; or a stream,
+    read once) to ``to`` in /dev/null."""
+    source = data if whole else io.BytesIO(data)
     with open(os.devnull, "wb") as sink:
-        return convert(io.BytesIO(data), sink, to, record_type=record_type).records
+        return convert(source, sink, to, record_type=record_type).records
 
 
 def workloads() -> dict[str, Callable[[], int]]:
@@ -54,11 +62,18 @@ def workloads() -> dict[str, Callable[[], int]]:
         "dump_items_csv": functools.partial(_converted, data, "csv", Item),
         "convert_parquet_items": functools.partial(_converted, data, "parquet", Item),
         "convert_parquet_inferred": functools.partial(_converted, data, "parquet", None),
+        "convert_parquet_inferred_whole": functools.partial(
+            _converted, data, "parquet", None, whole=True
+        ),
     }
 
 
+PAIRED = {"convert_parquet_inferred_whole": "convert_parquet_items"}
+"""Output targets, each timed in turn with the workload it is a ratio of."""
+
+
 def main() -> None:
-    reference_runs(workloads)
+    reference_runs(workloads, PAIRED)
 
 
 if __name__ == "__main__":

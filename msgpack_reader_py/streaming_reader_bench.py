@@ -36,7 +36,10 @@ __all__ = [
     "PAIRED",
     "PAIRED_TURNS",
     "REFERENCE_BENCHMARKS",
+    "EvenItem",
     "ItemStruct",
+    "KindedItem",
+    "OddItem",
     "SizedRecord",
     "Workload",
     "count_raw",
@@ -46,6 +49,7 @@ __all__ = [
     "paired_timer",
     "reference_run_timer",
     "reference_runs",
+    "reference_union_data",
     "reference_workloads",
     "write_result",
 ]
@@ -64,6 +68,8 @@ REFERENCE_BENCHMARKS = (
     "raw_map_unpacker_baseline",
     "map_stream_benchmark",
     "async_stream_benchmark",
+    "one_kind_struct_benchmark",
+    "union_stream_benchmark",
 )
 
 
@@ -86,6 +92,39 @@ class ItemStruct(msgspec.Struct, array_like=True, gc=False):
     path: str
 
 
+class _Fields(msgspec.Struct, array_like=True, gc=False):
+    id: int
+    process_id: int
+    thread_id: int
+    timestamp_ns: int
+    line: int
+    value: float
+    filename: str
+    path: str
+
+
+class EvenItem(_Fields, tag="even"):
+    """An item of even id, as one kind of a stream of two: ``["even", id, ...]``."""
+
+
+class OddItem(_Fields, tag="odd"):
+    """An item of odd id, the other kind: ``["odd", id, ...]``."""
+
+
+class KindedItem(msgspec.Struct, array_like=True, gc=False):
+    """The same records read as one kind: the tag is a field like any other."""
+
+    kind: str
+    id: int
+    process_id: int
+    thread_id: int
+    timestamp_ns: int
+    line: int
+    value: float
+    filename: str
+    path: str
+
+
 PAIRED = {
     "in_memory_stream_benchmark": "raw_unpacker_baseline",
     "fast_stream_benchmark": "raw_unpacker_baseline",
@@ -94,6 +133,7 @@ PAIRED = {
     "map_stream_benchmark": "raw_map_unpacker_baseline",
     "file_stream_benchmark": "in_memory_stream_benchmark",
     "async_stream_benchmark": "in_memory_stream_benchmark",
+    "union_stream_benchmark": "one_kind_struct_benchmark",
 }
 """The benchmarks a speed target is set for, each with the one it is a ratio of.
 
@@ -217,6 +257,14 @@ def reference_map_data() -> bytes:
 
 
 @functools.cache
+def reference_union_data() -> bytes:
+    """The reference records as two kinds, tag first: ``["even" | "odd", id, ...]``."""
+    pack = msgpack.Packer().pack
+    unpacker = msgpack.Unpacker(io.BytesIO(reference_data()))
+    return b"".join(pack(["odd" if v[0] % 2 else "even", *v]) for v in unpacker)
+
+
+@functools.cache
 def _reference_file() -> str:
     handle, path = tempfile.mkstemp(prefix="msgpack-reader-bench-", suffix=".msgpack")
     with os.fdopen(handle, "wb") as stream:
@@ -234,6 +282,7 @@ def reference_workloads() -> dict[str, Workload]:
         return io.BytesIO(data)
 
     maps = reference_map_data()
+    kinds = reference_union_data()
     runs: dict[str, tuple[Callable[[], int], int]] = {
         "raw_unpacker_baseline": (functools.partial(count_raw, data), len(data)),
         "in_memory_stream_benchmark": (_count(in_memory), len(data)),
@@ -244,6 +293,14 @@ def reference_workloads() -> dict[str, Workload]:
         "raw_map_unpacker_baseline": (functools.partial(count_raw, maps), len(maps)),
         "map_stream_benchmark": (_count(functools.partial(io.BytesIO, maps)), len(maps)),
         "async_stream_benchmark": (_count_async(data), len(data)),
+        "one_kind_struct_benchmark": (
+            _count(functools.partial(io.BytesIO, kinds), record_type=KindedItem),
+            len(kinds),
+        ),
+        "union_stream_benchmark": (
+            _count(functools.partial(io.BytesIO, kinds), record_type=EvenItem | OddItem),
+            len(kinds),
+        ),
     }
     return {
         name: Workload(name, run, REFERENCE_MESSAGES, size) for name, (run, size) in runs.items()
@@ -305,12 +362,11 @@ def main() -> None:
     runner.metadata["msgpack_version"] = ".".join(map(str, msgpack.version))
     runner.metadata["machine"] = platform.machine()
     # Registering is cheap: a worker process builds only the data of the benchmark it runs.
-    sizes = {False: len(reference_data()), True: len(reference_map_data())}
     for name in REFERENCE_BENCHMARKS:
         runner.bench_time_func(
             name,
             _timed(functools.partial(_reference_workload, name)),
-            metadata={"records": REFERENCE_MESSAGES, "stream_bytes": sizes["map" in name]},
+            metadata={"records": REFERENCE_MESSAGES, "stream_bytes": _stream_bytes(name)},
         )
     for name, of in PAIRED.items():
         runner.bench_time_func(
@@ -320,7 +376,7 @@ def main() -> None:
                 "unit": "integer",
                 "paired_with": of,
                 "records": REFERENCE_MESSAGES,
-                "stream_bytes": sizes["map" in name],
+                "stream_bytes": _stream_bytes(name),
             },
         )
     for size in MESSAGE_SIZES:
@@ -329,6 +385,15 @@ def main() -> None:
             name = f"message_size{'_raw' if raw else ''}/{size}"
             make = functools.partial(message_size_workload, size, raw=raw)
             runner.bench_time_func(name, _timed(make), metadata=metadata)
+
+
+def _stream_bytes(name: str) -> int:
+    """The length of the stream a reference benchmark reads."""
+    if "map" in name:
+        return len(reference_map_data())
+    if name in ("one_kind_struct_benchmark", "union_stream_benchmark"):
+        return len(reference_union_data())
+    return len(reference_data())
 
 
 def reference_runs(

@@ -22,6 +22,8 @@ from .reference import REFERENCE_MESSAGES, REFERENCE_SIZE
 def test_reference_workloads_read_every_record(name: str) -> None:
     workload = bench.reference_workloads()[name]
     size = len(bench.reference_map_data()) if "map" in name else REFERENCE_SIZE
+    if name in ("one_kind_struct_benchmark", "union_stream_benchmark"):
+        size = REFERENCE_SIZE + sum(4 if i % 2 else 5 for i in range(REFERENCE_MESSAGES))
     assert (workload.records, workload.size) == (REFERENCE_MESSAGES, size)
     assert workload.run() == REFERENCE_MESSAGES
     assert workload.time(2) > 0
@@ -121,3 +123,14 @@ def test_a_paired_value_is_the_ratio_of_the_two_timed_in_turn(
     firsts = timed[::2]
     assert firsts == ["fast_stream_benchmark", "raw_unpacker_baseline"] * (turns // 2)
     assert all(a != b for a, b in zip(timed[::2], timed[1::2], strict=True))
+
+
+def test_the_two_kinds_stream_is_the_reference_records_tagged() -> None:
+    kinds = list(
+        bench.StreamingReader(bench.reference_union_data(), bench.EvenItem | bench.OddItem)
+    )
+    items = list(bench.StreamingReader(bench.reference_data()))
+    assert [type(k).__name__ for k in kinds[:2]] == ["EvenItem", "OddItem"]
+    assert [k.id for k in kinds] == [i.id for i in items]
+    one = list(bench.StreamingReader(bench.reference_union_data(), bench.KindedItem))
+    assert [o.kind for o in one[:3]] == ["even", "odd", "even"]
