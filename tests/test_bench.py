@@ -126,11 +126,9 @@ def test_a_paired_value_is_the_ratio_of_the_two_timed_in_turn(
 
 
 def test_the_two_kinds_stream_is_the_reference_records_tagged() -> None:
-    kinds = list(
-        bench.StreamingReader(bench.reference_union_data(), bench.EvenItem | bench.OddItem)
-    )
-    items = list(bench.StreamingReader(bench.reference_data()))
+    kinds = list(StreamingReader(bench.reference_union_data(), bench.EvenItem | bench.OddItem))
+    items = list(StreamingReader(bench.reference_data()))
     assert [type(k).__name__ for k in kinds[:2]] == ["EvenItem", "OddItem"]
     assert [k.id for k in kinds] == [i.id for i in items]
-    one = list(bench.StreamingReader(bench.reference_union_data(), bench.KindedItem))
+    one = list(StreamingReader(bench.reference_union_data(), bench.KindedItem))
     assert [o.kind for o in one[:3]] == ["even", "odd", "even"]
