@@ -64,6 +64,9 @@ INPUTS: dict[str, Callable[[], dict[str, bytes]]] = {
         "go_items.msgpack": (ENCODED / "go_items_untagged.msgpack").read_bytes()
     },
     "fluentd.msgpack": lambda: {"fluentd.msgpack": (ENCODED / "go_fluentd.msgpack").read_bytes()},
+    "fluentbit.msgpack": lambda: {
+        "fluentbit.msgpack": (ENCODED / "go_fluentbit.msgpack").read_bytes()
+    },
     "telemetry.msgpack": lambda: {"telemetry.msgpack": _items(300)},
     "live.msgpack": dict,  # the follow example writes it itself
     "telemetry/*.msgpack": lambda: {
