@@ -206,8 +206,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--format",
         choices=("jsonl", "csv"),
         default="jsonl",
-        help="the output format; CSV needs columns: untyped, they are inferred from the first "
-        "records as convert does (default: %(default)s)",
+        help="the output format; CSV needs columns: untyped, they are inferred from every "
+        "record as convert does (default: %(default)s)",
     )
     output_options(dump)
     dump.add_argument(
@@ -228,8 +228,9 @@ def build_parser() -> argparse.ArgumentParser:
         "Ctrl-C) nothing is left under its name and a file already there is untouched. "
         "Parquet and Arrow need the 'arrow' extra. Without --type, records are read untyped: "
         "JSON Lines takes them as they are; for Parquet, Arrow and CSV a record type is "
-        "inferred from the first records (see schema), and a later record that does not fit "
-        "it is an error naming its column.",
+        "inferred from every record of each file (see schema), so no value is dropped; stdin, "
+        "read once, from its first records, and a later record with a key or a type they never "
+        "showed is an error naming it.",
     )
     reader_options(conv, "any")
     conv.add_argument("--to", required=True, choices=FORMATS, help="the output format (required)")
@@ -247,10 +248,13 @@ def build_parser() -> argparse.ArgumentParser:
     schema = command(
         "schema",
         "print a record type for a stream's records",
-        "Infer a record type from the first records of the SOURCEs and print it as Python "
-        "source: a dataclass named Record, with a class of its own for each nested record. "
-        "Save it to a file and read the stream with it, checked: --type FILE.py:Record. Map "
-        "keys become fields; arrays become fields f0, f1, ...",
+        "Infer a record type from every record of the SOURCEs (a file: its first records, then "
+        "a check of the rest, widened by any record that does not fit; stdin: its first "
+        "records) and print it as Python source: a dataclass named Record, with a class of its "
+        "own for each nested record; records of several kinds, told apart by a tag such as "
+        "type, get a class each, and Record is their union. Save it to a file and read the "
+        "stream with it, checked: --type FILE.py:Record. Map keys become fields; arrays become "
+        "fields f0, f1, ...",
     )
     reader_options(schema, None)
     schema.add_argument(
