@@ -121,10 +121,9 @@ def _widened(
     """``schema`` checked against every record of ``sources``, widened by those that do not
     fit it until every one does.
 
-    A record that cannot be read untyped either (an ``ext_hook`` refused it, and
-    ``on_error="skip"`` passes over it) says nothing of the types: it is left out of the
-    next checks, and, were it all that is left, the check ends there (the conversion skips
-    and counts such records, as asked)."""
+    A record that cannot be read untyped either (an ``ext_hook`` refused it) says nothing of
+    the types: it is left out of the next checks, and, were it all that is left, the check
+    ends there (the conversion raises its error, or skips and counts it, as asked)."""
     unreadable: set[tuple[int, int]] = set()
     while True:
         misfits, checked = _misfits(sources, schema, options, unreadable)
@@ -184,15 +183,16 @@ def _records_at(
 ) -> dict[tuple[int, int], Any]:
     """The records at ``where`` ((source number, record index) pairs), as untyped values.
 
-    A record that cannot be read untyped either (an ``ext_hook`` refused it) is left out with
-    ``on_error="skip"``, and raises its error otherwise."""
+    A record that cannot be read untyped either (an ``ext_hook`` refused it) is left out: the
+    conversion meets it in its turn, and raises its error after the records before it (or,
+    with ``on_error="skip"``, passes over it and counts it)."""
     wanted: dict[int, set[int]] = collections.defaultdict(set)
     for number, index in where:
         wanted[number].add(index)
     found: dict[tuple[int, int], Any] = {}
     for number, indexes in wanted.items():
         last = max(indexes)
-        with ValueReader(sources[number], **options) as values:
+        with ValueReader(sources[number], **{**options, "on_error": "skip"}) as values:
             for yielded, value in enumerate(values):
                 # A record skipped untyped keeps its index: counted before the next is taken.
                 index = yielded + values.skipped

@@ -134,10 +134,20 @@ def test_a_record_an_ext_hook_refuses_is_skipped_or_raised_as_asked(tmp_path: Pa
     bad = msgpack.ExtType(0, b"xx")
     records = [{"t": good, "n": i} for i in range(1200)] + [{"t": bad, "n": 1, "new": 1}]
     path = write(tmp_path / "fluent.msgpack", records)
-    _, schema = infer_sources([path], ext_hook=fluentd_event_time, on_error="skip")
-    assert "new" not in schema.source()  # the record no reader can read says nothing of types
-    with pytest.raises(RecordError, match="event_time refused extension type 0: ValueError"):
-        infer_sources([path], ext_hook=fluentd_event_time)
+    for on_error in ("skip", "raise"):
+        _, schema = infer_sources([path], ext_hook=fluentd_event_time, on_error=on_error)
+        assert "new" not in schema.source()  # a record no reader can read says nothing of types
+    # The conversion meets it in its turn: every record before it written, then its error.
+    out = io.BytesIO()
+    with pytest.raises(RecordError, match="event_time refused extension type 0: ValueError") as e:
+        convert(path, out, "csv", record_type=None, ext_hook=fluentd_event_time)
+    assert e.value.index == 1200
+    assert len(out.getvalue().decode().splitlines()) == 1 + 1200
+    out = io.BytesIO()
+    result = convert(
+        path, out, "csv", record_type=None, ext_hook=fluentd_event_time, on_error="skip"
+    )
+    assert (result.records, result.skipped) == (1200, 1)
 
 
 @st.composite
