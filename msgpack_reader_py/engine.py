@@ -712,7 +712,7 @@ class _Decoding:
             broken = _undecodable(self._plain, data)
             if broken is not None:
                 cause = broken.__cause__
-                found = locate(self.record_type, data, None) if broken.field == "" else None
+                found = locate(self.record_type, data, None)
                 if found is not None and isinstance(cause, UnicodeDecodeError) and found[0]:
                     broken = RecordFailure(f"{broken.bare}, in field `{found[0]}`", decodable=False)
                 raise broken from cause
