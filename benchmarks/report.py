@@ -70,8 +70,8 @@ WHAT = {
     "from those maps, validated",
     "async_stream_benchmark": "`async for` over `AsyncStreamingReader(stream)`, `stream` an "
     "`asyncio.StreamReader` fed the reference data: `Item`s, validated",
-    "one_kind_struct_benchmark": "the reference records as two kinds, `[\"even\" | "
-    "\"odd\", id, ...]`, read as one `array_like` Struct whose first field is the tag",
+    "one_kind_struct_benchmark": 'the reference records as two kinds, `["even" | '
+    '"odd", id, ...]`, read as one `array_like` Struct whose first field is the tag',
     "union_stream_benchmark": "the same bytes read as `EvenItem | OddItem`, two tagged "
     "`array_like` Structs: each record its kind, validated",
 }
