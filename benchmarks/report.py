@@ -70,9 +70,9 @@ WHAT = {
     "from those maps, validated",
     "async_stream_benchmark": "`async for` over `AsyncStreamingReader(stream)`, `stream` an "
     "`asyncio.StreamReader` fed the reference data: `Item`s, validated",
-    "one_kind_struct_benchmark": 'the reference records as two kinds, `["even" | '
+    "one_kind_struct_benchmark": 'the reference records as two kinds, `["even" \\| '
     '"odd", id, ...]`, read as one `array_like` Struct whose first field is the tag',
-    "union_stream_benchmark": "the same bytes read as `EvenItem | OddItem`, two tagged "
+    "union_stream_benchmark": "the same bytes read as `EvenItem \\| OddItem`, two tagged "
     "`array_like` Structs: each record its kind, validated",
 }
 RUST_REFERENCE: dict[str, Any] = {
