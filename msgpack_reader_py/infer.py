@@ -619,7 +619,8 @@ def _identifier(key: str, used: set[str]) -> str:
     name = re.sub(r"\W", "_", key).lstrip("_") or "field"
     if name[0].isdigit():
         name = "f_" + name
-    if keyword.iskeyword(name) or keyword.issoftkeyword(name) or name in _RESERVED:
+    # Soft keywords (match, case, type) are names like any other, on every Python.
+    if keyword.iskeyword(name) or name in _RESERVED:
         name += "_"
     return _unique(name, used, "_")
 

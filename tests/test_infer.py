@@ -319,3 +319,8 @@ def test_any_mix_of_kinds_is_inferred_as_kinds_that_read_it_back(records: list[A
         read = list(StreamingReader(data, schema.record_type(form)))
         got = [msgspec.to_builtins(r, builtin_types=(bytes, dt.datetime)) for r in read]
         assert got == [as_datetime(r) for r in records]
+
+
+def test_soft_keywords_are_field_names_on_every_python() -> None:
+    source = infer([{"type": "a", "match": 1, "case": 2.5, "class": 3}]).source()
+    assert "    type: str\n    match: int\n    case: float\n    class_: int = field(" in source
