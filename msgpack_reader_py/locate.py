@@ -142,7 +142,9 @@ def _unwrapped(annotation: Any, value: Any) -> Any:
 def _member_for(members: tuple[Any, ...], value: Any) -> Any:
     if isinstance(value, msgpack.Timestamp) and any(map(_takes_datetime, members)):
         return datetime.datetime
-    shaped = [m for m in members if _shape(m) == _shape_of(value)]
+    shape = _shape_of(value)
+    # A record takes either shape; a container only its own.
+    shaped = [m for m in members if shape is not None and _shape(m) in ("record", shape)]
     return shaped[0] if shaped else Any
 
 

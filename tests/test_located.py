@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgpack
 import msgspec
@@ -126,3 +126,31 @@ def test_locate_walks_kinds_by_their_tag() -> None:
     assert found is not None
     assert found[0] == "at"
     assert locate(Click | Key, msgpack.packb(["tap", LAST]), None) is None
+
+
+class Stamp(NamedTuple):
+    when: datetime.datetime
+    note: str
+
+
+@dataclasses.dataclass
+class Unions:
+    header: Stamp | datetime.datetime
+    history: list[Stamp] | None = None
+    extra: dict[str, list[Any]] | None = None
+
+
+@pytest.mark.parametrize(
+    ("record", "field"),
+    [
+        ([[LAST, "a"]], "header.when"),
+        ([{"when": LAST, "note": "a"}], "header.when"),
+        ([LAST], "header"),
+        ([FIRST, [[FIRST, "x"], {"note": "y", "when": LAST}]], "history[1].when"),
+        ([FIRST, None, {"k": [1, LAST]}], "extra['k'][1]"),
+    ],
+)
+def test_a_bare_failure_is_found_through_unions_and_containers(record: Any, field: str) -> None:
+    _, error = drain(StreamingReader(stream(record), Unions))
+    assert isinstance(error, RecordError)
+    assert error.reason.startswith(f"field `{field}` holds the timestamp 9999-12-31")
