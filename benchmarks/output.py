@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 from msgpack_reader_py import StreamingReader
-from msgpack_reader_py.convert import Format, convert
+from msgpack_reader_py.convert import convert
 from msgpack_reader_py.model import Item
 from msgpack_reader_py.streaming_reader_bench import (
     counter,
@@ -39,11 +39,12 @@ from msgpack_reader_py.streaming_reader_bench import (
     reference_runs,
 )
 from msgpack_reader_py.values import ValueReader
+from msgpack_reader_py.writers import OutputFormat
 
 BASELINE = "read_items"
 
 
-def _converted(data: bytes, to: Format, record_type: Any, *, whole: bool = False) -> int:
+def _converted(data: bytes, to: OutputFormat, record_type: Any, *, whole: bool = False) -> int:
     """Convert ``data`` (bytes, which can be read again as a file can: ``whole``; or a stream,
     read once) to ``to`` in /dev/null."""
     source = data if whole else io.BytesIO(data)

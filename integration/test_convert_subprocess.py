@@ -36,7 +36,7 @@ from integration.test_cli_subprocess import (
 )
 from msgpack_reader_py import Item, get_iter, pack_items
 from msgpack_reader_py._progress import _DELAY as BAR_DELAY  # the real one, in a real process
-from msgpack_reader_py.convert import Format
+from msgpack_reader_py.writers import OutputFormat
 from tests.helpers import as_rows
 from tests.reference import REFERENCE_MESSAGES, REFERENCE_SIZE
 from tests.test_convert import (
@@ -87,7 +87,7 @@ def one_error_line(stderr: bytes) -> str:
 
 
 def test_file_to_file(tmp_path: Path, reference_bytes: bytes, reference_items: list[Item]) -> None:
-    to: Format = "parquet"
+    to: OutputFormat = "parquet"
     source = tmp_path / "in.msgpack"
     source.write_bytes(reference_bytes)
     out = tmp_path / f"out.{to}"
@@ -99,7 +99,7 @@ def test_file_to_file(tmp_path: Path, reference_bytes: bytes, reference_items: l
 
 
 @pytest.mark.parametrize("to", COLUMN_FORMATS)  # written to a pipe: an output that cannot seek
-def test_pipe_to_pipe(reference_items: list[Item], to: Format) -> None:
+def test_pipe_to_pipe(reference_items: list[Item], to: OutputFormat) -> None:
     # generate --path - | convert - --to FORMAT -o - : both ends of convert are real pipes.
     returncode, out, err = after_generate("convert", "-", *ITEM, "--to", to, "-o", "-")
     assert (returncode, err) == (0, b"")
@@ -110,7 +110,7 @@ def test_pipe_to_pipe(reference_items: list[Item], to: Format) -> None:
 
 
 def test_empty_input(tmp_path: Path) -> None:
-    to: Format = "parquet"  # an empty table with the schema; every format: test_convert.py
+    to: OutputFormat = "parquet"  # an empty table with the schema; every format: test_convert.py
     result = run("convert", "-", *ITEM, "--to", to, "-o", "-", data=b"")
     assert (result.returncode, result.stderr) == (0, b"")
     assert read_back(result.stdout, to) == []
@@ -155,7 +155,7 @@ def test_broken_stdin_leaves_a_previous_output_untouched(
     reference_bytes: bytes,
     record_offsets: list[int],
 ) -> None:
-    to: Format = "csv"
+    to: OutputFormat = "csv"
     broken = broken_stream("corrupt byte", reference_items, reference_bytes, record_offsets)
     out = tmp_path / f"out.{to}"
     out.write_bytes(PREVIOUS)
@@ -175,7 +175,7 @@ def test_broken_input_to_stdout_writes_the_good_records_then_the_error(
     reference_items: list[Item],
     reference_bytes: bytes,
     record_offsets: list[int],
-    to: Format,
+    to: OutputFormat,
 ) -> None:
     broken = broken_stream("corrupt byte", reference_items, reference_bytes, record_offsets)
     source = tmp_path / "broken.msgpack"

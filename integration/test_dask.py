@@ -25,6 +25,7 @@ from msgpack_reader_py import (
     DecodeError,
     Item,
     ReaderError,
+    ReadOptions,
     StreamingReader,
     TruncatedStreamError,
     generate,
@@ -33,7 +34,7 @@ from msgpack_reader_py import (
 )
 from msgpack_reader_py import dask as dask_module
 from msgpack_reader_py._extras import MissingExtraError
-from msgpack_reader_py.arrow import read_table
+from msgpack_reader_py.arrow import read_batches, read_table
 from msgpack_reader_py.dask import _frame, open_files, pandas_dtypes, read_bag, read_dataframe
 from tests.reference import offsets_of
 
@@ -502,11 +503,11 @@ def test_a_partition_builds_only_the_projected_columns(tmp_path: Path) -> None:
     generate(path, 300, seed=3)
     (file,) = open_files(str(path))
     items = read_all([path])
-    frame = _frame(file, Item, 1 << 20, columns=["value", "id"])
+    frame = _frame(file, Item, ReadOptions(max_record_size=1 << 20), columns=["value", "id"])
     assert list(frame.columns) == ["value", "id"]
     assert dtype_names(frame.dtypes) == {"value": "float64", "id": "int64"}
     assert frame["id"].tolist() == [item.id for item in items]
-    everything = _frame(file, Item, 1 << 20)
+    everything = _frame(file, Item, ReadOptions(max_record_size=1 << 20))
     assert list(everything.columns) == FIELDS
 
 
@@ -515,7 +516,7 @@ def test_a_partition_with_no_columns_still_counts_its_rows(tmp_path: Path) -> No
     path = tmp_path / "a.msgpack"
     generate(path, 321, seed=4)
     (file,) = open_files(str(path))
-    frame = _frame(file, Item, 1 << 20, columns=[])
+    frame = _frame(file, Item, ReadOptions(max_record_size=1 << 20), columns=[])
     assert list(frame.columns) == []
     assert len(frame) == 321
     assert len(read_dataframe(str(path))) == 321
@@ -529,9 +530,9 @@ def test_dask_pushes_a_computation_s_columns_into_the_reader(
 
     def spy(*args: Any, columns: list[str] | None = None, **options: Any) -> Any:
         asked.append(columns)
-        return read_table(*args, columns=columns, **options)
+        return read_batches(*args, columns=columns, **options)
 
-    monkeypatch.setattr(dask_module, "read_table", spy)
+    monkeypatch.setattr(dask_module, "read_batches", spy)
     frame = read_dataframe([str(p) for p in item_paths])
     total = frame["id"].sum().compute(scheduler="sync")
     assert total == sum(item.id for item in read_all(item_paths))

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 from .errors import DecodeError, ReaderError, RecordError, RecordTooLargeError, TruncatedStreamError
 from .generator import generate, get_iter, pack_items, write_items
 from .model import ITEM_VALUES, Item, ItemTuple, ItemValues, item_to_list
-from .streaming_reader import DEFAULT_MAX_RECORD_SIZE, StreamingReader, read_items
+from .options import DEFAULT_MAX_RECORD_SIZE, ReadOptions
+from .streaming_reader import StreamingReader, read_items
 
 if TYPE_CHECKING:
     from .aio import AsyncStreamingReader
@@ -24,6 +25,7 @@ __all__ = [
     "Item",
     "ItemTuple",
     "ItemValues",
+    "ReadOptions",
     "ReaderError",
     "RecordError",
     "RecordTooLargeError",

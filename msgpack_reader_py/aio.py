@@ -1,8 +1,8 @@
 """``async for`` over MessagePack records: :class:`AsyncStreamingReader`.
 
 The asynchronous reader is the synchronous one with another way of getting chunks. The
-decoding loop (:func:`~msgpack_reader_py.decoder.records`) is a plain generator; when its
-source has no bytes yet it hands up a :class:`~msgpack_reader_py.decoder.Pending` instead of
+reading loop (:func:`~msgpack_reader_py.delivery.records`) is a plain generator; when its
+source has no bytes yet it hands up a :class:`~msgpack_reader_py.sources.Pending` instead of
 a batch of records, and the reader awaits the source (or sleeps, for a followed file), then
 steps the loop again. Framing, typing, errors, limits and skip mode are the loop's, the same
 code as :class:`~msgpack_reader_py.StreamingReader`'s; only the awaiting is here.
@@ -17,20 +17,16 @@ import io
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from types import TracebackType
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from .decoder import READ_MORE, Pending
-from .engine import ExtHook
 from .model import Item
-from .streaming_reader import (
-    DEFAULT_MAX_RECORD_SIZE,
-    DEFAULT_READ_SIZE,
-    OnError,
-    ReaderBase,
-    Source,
-    describe_reader,
-    typed_plan,
-)
+from .options import ReadKeywords, ReadOptions
+from .pending import READ_MORE, Pending
+from .sources import Source
+from .streaming_reader import ReaderBase, describe_reader, typed_plan
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["AsyncStreamingReader"]
 
@@ -40,7 +36,7 @@ _A = TypeVar("_A", bound="AsyncStreamingReader[Any]")
 
 class _Awaited:
     """An asynchronous source as the decoding loop reads it: ``read1`` hands over the chunk
-    :meth:`fill` awaited, or :data:`~.decoder.READ_MORE` when there is none yet, so that the
+    :meth:`fill` awaited, or :data:`~.pending.READ_MORE` when there is none yet, so that the
     reader awaits one more chunk only when the loop asks for it: with a slow consumer, no
     more than one chunk is read ahead."""
 
@@ -135,9 +131,9 @@ class AsyncStreamingReader(ReaderBase[T]):
     Args:
         source: what to read (see above).
         record_type: the type each record becomes. Default :class:`Item`.
-        mapper, ext_hook, forbid_unknown_keys, max_record_size, read_size, on_error: as
-            :class:`~msgpack_reader_py.StreamingReader`'s.
-        follow: as :class:`~msgpack_reader_py.StreamingReader`'s (a path only).
+        mapper, options, **keywords: as :class:`~msgpack_reader_py.StreamingReader`'s (the
+            reading options of :class:`~msgpack_reader_py.options.ReadOptions`); ``follow``
+            follows a path, and ``decompress`` applies to what is not awaited.
     """
 
     _blocking = False
@@ -149,12 +145,8 @@ class AsyncStreamingReader(ReaderBase[T]):
         record_type: type[Item] = ...,
         *,
         mapper: None = None,
-        ext_hook: ExtHook | None = None,
-        forbid_unknown_keys: bool = False,
-        max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
-        read_size: int = DEFAULT_READ_SIZE,
-        on_error: OnError = "raise",
-        follow: bool = False,
+        options: ReadOptions | None = None,
+        **keywords: Unpack[ReadKeywords],
     ) -> None: ...
 
     @overload
@@ -164,12 +156,8 @@ class AsyncStreamingReader(ReaderBase[T]):
         record_type: type[T],
         *,
         mapper: None = None,
-        ext_hook: ExtHook | None = None,
-        forbid_unknown_keys: bool = False,
-        max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
-        read_size: int = DEFAULT_READ_SIZE,
-        on_error: OnError = "raise",
-        follow: bool = False,
+        options: ReadOptions | None = None,
+        **keywords: Unpack[ReadKeywords],
     ) -> None: ...
 
     @overload
@@ -179,27 +167,19 @@ class AsyncStreamingReader(ReaderBase[T]):
         record_type: object,
         *,
         mapper: None = None,
-        ext_hook: ExtHook | None = None,
-        forbid_unknown_keys: bool = False,
-        max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
-        read_size: int = DEFAULT_READ_SIZE,
-        on_error: OnError = "raise",
-        follow: bool = False,
+        options: ReadOptions | None = None,
+        **keywords: Unpack[ReadKeywords],
     ) -> None: ...
 
     @overload
     def __init__(
         self: AsyncStreamingReader[T],
         source: Source,
-        record_type: type[Any] = ...,
+        record_type: object = ...,
         *,
         mapper: Callable[[Any], T],
-        ext_hook: ExtHook | None = None,
-        forbid_unknown_keys: bool = False,
-        max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
-        read_size: int = DEFAULT_READ_SIZE,
-        on_error: OnError = "raise",
-        follow: bool = False,
+        options: ReadOptions | None = None,
+        **keywords: Unpack[ReadKeywords],
     ) -> None: ...
 
     def __init__(
@@ -208,28 +188,20 @@ class AsyncStreamingReader(ReaderBase[T]):
         record_type: Any = Item,
         *,
         mapper: Callable[[Any], Any] | None = None,
-        ext_hook: ExtHook | None = None,
-        forbid_unknown_keys: bool = False,
-        max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
-        read_size: int = DEFAULT_READ_SIZE,
-        on_error: OnError = "raise",
-        follow: bool = False,
+        options: ReadOptions | None = None,
+        **keywords: Any,
     ) -> None:
         self.mapper = mapper
-        self._awaited = _Awaited(source) if not follow and _is_async(source) else None
-        self._open(
+        read = ReadOptions.of(options, keywords, "AsyncStreamingReader()")
+        self._awaited = _Awaited(source) if not read.follow and _is_async(source) else None
+        self.open_batches(
             source if self._awaited is None else self._awaited,
             record_type,
-            typed_plan(record_type, mapper, ext_hook, forbid_unknown_keys),
-            on_error=on_error,
-            max_record_size=max_record_size,
-            read_size=read_size,
+            typed_plan(record_type, mapper, read),
+            read,
             # Decompression pulls bytes from a stream: an awaited source can only push them.
-            decompress=self._awaited is None,
-            follow=follow,
+            as_is=None if self._awaited is None else "an awaited source is read as it is",
         )
-        if self._awaited is not None:
-            self._source.as_is = "an awaited source is read as it is"
         self._records = self._stepped()
 
     async def _stepped(self) -> AsyncGenerator[T, None]:

@@ -20,7 +20,7 @@ import enum
 import operator
 import typing
 from collections.abc import Callable, Generator, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._extras import missing_extra
 
@@ -30,10 +30,11 @@ except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subproce
     raise missing_extra(exc, "arrow", feature="msgpack_reader_py.arrow") from None
 
 from ._shared import shared
-from .decoder import Plan
-from .engine import ExtHook, plain_values
+from .decoding import plain_values
+from .delivery import Plan
 from .errors import describe
 from .model import Item
+from .options import ReadKeywords, ReadOptions, refuse_follow
 from .record_type import (
     ABSENT,
     FieldSpec,
@@ -44,14 +45,11 @@ from .record_type import (
     union_members,
 )
 from .schema import annotation_text, members, record_schema
-from .streaming_reader import (
-    DEFAULT_MAX_RECORD_SIZE,
-    DEFAULT_READ_SIZE,
-    OnError,
-    Source,
-    SourceReader,
-    chained,
-)
+from .sources import Source
+from .streaming_reader import SourceReader, chained
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["DEFAULT_BATCH_SIZE", "BatchReader", "arrow_schema", "read_batches", "read_table"]
 
@@ -281,15 +279,15 @@ class BatchReader(SourceReader[pa.RecordBatch]):
             field). The other fields are still decoded and validated, so a projection
             changes no validation error; only Arrow's own refusals (an int over int64) are
             limited to the columns it builds.
-        ext_hook: as :class:`~msgpack_reader_py.StreamingReader`'s (for example
-            :func:`~msgpack_reader_py.ext.fluentd_event_time`).
-        max_record_size: as :class:`~msgpack_reader_py.StreamingReader`'s. Default 100 MiB.
-        read_size: as :class:`~msgpack_reader_py.StreamingReader`'s. Default 64 KiB.
-        on_error: ``"raise"`` (default) or ``"skip"``: pass over records that are not records
-            of the type, and records Arrow cannot hold, counting them in :attr:`skipped` and
-            keeping the first 100 in :attr:`errors`, as the reader's skip mode does.
-        follow: as :class:`~msgpack_reader_py.StreamingReader`'s. Batches are still
-            ``batch_size`` rows: pass a smaller one to see the rows of a slow file sooner.
+        options, **keywords: the reading options, as
+            :class:`~msgpack_reader_py.StreamingReader` takes them
+            (:class:`~msgpack_reader_py.options.ReadOptions`): ``ext_hook`` (for example
+            :func:`~msgpack_reader_py.ext.fluentd_event_time`), ``forbid_unknown_keys``,
+            ``max_record_size``, ``read_size``, ``decompress``; ``on_error="skip"`` passes
+            over records that are not records of the type, and records Arrow cannot hold,
+            counting them in :attr:`skipped` and keeping the first 100 in :attr:`errors`, as the
+            reader's skip mode does; ``follow`` keeps reading a growing file, its batches still
+            ``batch_size`` rows (pass a smaller one to see the rows of a slow file sooner).
     """
 
     schema: pa.Schema
@@ -302,12 +300,10 @@ class BatchReader(SourceReader[pa.RecordBatch]):
         *,
         batch_size: int = DEFAULT_BATCH_SIZE,
         columns: Sequence[str] | None = None,
-        ext_hook: ExtHook | None = None,
-        max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
-        read_size: int = DEFAULT_READ_SIZE,
-        on_error: OnError = "raise",
-        follow: bool = False,
+        options: ReadOptions | None = None,
+        **keywords: Unpack[ReadKeywords],
     ) -> None:
+        read = ReadOptions.of(options, dict(keywords), "BatchReader()")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
             raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
         fields = record_schema(record_type)
@@ -317,18 +313,13 @@ class BatchReader(SourceReader[pa.RecordBatch]):
         self.batch_size = batch_size
         labels = [fields.names[p] for p in positions or range(len(full))]
         columns_of = _Columns(self.schema, positions, labels, plain=not fields.flat)
-        pieces = chained(
-            self._open(
-                source,
-                record_type,
-                Plan(record_type, convert=columns_of, ext_hook=ext_hook),
-                on_error=on_error,
-                max_record_size=max_record_size,
-                read_size=read_size,
-                decompress=True,
-                follow=follow,
-            )
+        plan = Plan(
+            record_type,
+            convert=columns_of,
+            ext_hook=read.ext_hook,
+            forbid_unknown_keys=read.forbid_unknown_keys,
         )
+        pieces = chained(self.open_batches(source, record_type, plan, read))
         # A function of the pieces, not a method: a generator bound to self would make a cycle,
         # and a dropped BatchReader would keep its file open until the cycle collector ran.
         self._records = _rebatched(pieces, batch_size)
@@ -377,26 +368,16 @@ def read_batches(
     *,
     batch_size: int = DEFAULT_BATCH_SIZE,
     columns: Sequence[str] | None = None,
-    ext_hook: ExtHook | None = None,
-    max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
-    read_size: int = DEFAULT_READ_SIZE,
-    on_error: OnError = "raise",
+    options: ReadOptions | None = None,
+    **keywords: Unpack[ReadKeywords],
 ) -> BatchReader:
     """Read ``source`` as ``pyarrow.RecordBatch``es; see :class:`BatchReader`.
 
     >>> for batch in read_batches("items.msgpack"):  # doctest: +SKIP
     ...     print(batch.num_rows, batch.schema.names)
     """
-    return BatchReader(
-        source,
-        record_type,
-        batch_size=batch_size,
-        columns=columns,
-        ext_hook=ext_hook,
-        max_record_size=max_record_size,
-        read_size=read_size,
-        on_error=on_error,
-    )
+    read = ReadOptions.of(options, dict(keywords), "read_batches()")
+    return BatchReader(source, record_type, batch_size=batch_size, columns=columns, options=read)
 
 
 def read_table(
@@ -405,22 +386,16 @@ def read_table(
     *,
     batch_size: int = DEFAULT_BATCH_SIZE,
     columns: Sequence[str] | None = None,
-    ext_hook: ExtHook | None = None,
-    max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
-    read_size: int = DEFAULT_READ_SIZE,
-    on_error: OnError = "raise",
+    options: ReadOptions | None = None,
+    **keywords: Unpack[ReadKeywords],
 ) -> pa.Table:
     """Read all of ``source`` into a ``pyarrow.Table`` of :func:`arrow_schema` (empty for an
-    empty stream). Broken data raises the reader's error; to keep the records before it, use
-    :func:`read_batches`."""
+    empty stream), with :class:`BatchReader`'s arguments. Broken data raises the reader's
+    error; to keep the records before it, use :func:`read_batches`. A table is the whole
+    stream: ``follow=True``, which never ends it, is refused."""
+    read = ReadOptions.of(options, dict(keywords), "read_table()")
+    refuse_follow(read, "read_table()")
     with read_batches(
-        source,
-        record_type,
-        batch_size=batch_size,
-        columns=columns,
-        ext_hook=ext_hook,
-        max_record_size=max_record_size,
-        read_size=read_size,
-        on_error=on_error,
+        source, record_type, batch_size=batch_size, columns=columns, options=read
     ) as batches:
         return pa.Table.from_batches(list(batches), schema=batches.schema)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import typing
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._extras import missing_extra
 
@@ -34,10 +34,15 @@ try:
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
     raise missing_extra(exc, "dask", feature="msgpack_reader_py.dask") from None
 
-from .arrow import arrow_schema, read_table
-from .errors import ReaderError
+from ._log import logger
+from .arrow import arrow_schema, read_batches
+from .errors import ReaderError, RecordError
 from .model import Item
-from .streaming_reader import DEFAULT_MAX_RECORD_SIZE, StreamingReader
+from .options import ReadKeywords, ReadOptions, refuse_follow
+from .streaming_reader import StreamingReader
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["open_files", "pandas_dtypes", "read_bag", "read_dataframe"]
 
@@ -72,19 +77,22 @@ def _name(file: OpenFile) -> str:
     return str(file.path) if isinstance(file.fs, LocalFileSystem) else str(file.full_name)
 
 
-def _records(file: OpenFile, record_type: Any, max_record_size: int) -> list[Any]:
+def _records(file: OpenFile, record_type: Any, options: ReadOptions) -> list[Any]:
     """One partition of :func:`read_bag`: the records of one file."""
     with file as stream:
+        reader = StreamingReader(stream, record_type, options=options)
         try:
-            return list(StreamingReader(stream, record_type, max_record_size=max_record_size))
+            records = list(reader)
         except ReaderError as exc:
             raise exc.in_source(_name(file)) from exc
+    _note_skipped(file, reader.skipped, reader.errors)
+    return records
 
 
 def _frame(
     file: OpenFile,
     record_type: Any,
-    max_record_size: int,
+    options: ReadOptions,
     columns: list[str] | None = None,
 ) -> pd.DataFrame:
     """One partition of :func:`read_dataframe`: the records of one file, as columns.
@@ -95,11 +103,27 @@ def _frame(
     wanted = columns if columns else None if columns is None else [_first_column(record_type)]
     with file as stream:
         try:
-            table = read_table(stream, record_type, columns=wanted, max_record_size=max_record_size)
+            with read_batches(stream, record_type, columns=wanted, options=options) as batches:
+                table = pa.Table.from_batches(list(batches), schema=batches.schema)
         except ReaderError as exc:
             raise exc.in_source(_name(file)) from exc
+    _note_skipped(file, batches.skipped, batches.errors)
     frame = _to_pandas(table)
     return frame[[]] if columns == [] else frame
+
+
+def _note_skipped(file: OpenFile, count: int, errors: list[RecordError]) -> None:
+    """Say on the package's logger, where the worker runs, what ``on_error="skip"`` passed
+    over in a file: a partition has no other way to tell it."""
+    if count:
+        logger.warning(
+            "%s: skipped %d record%s that %s not records of the type; the first: %s",
+            _name(file),
+            count,
+            "" if count == 1 else "s",
+            "is" if count == 1 else "are",
+            errors[0],
+        )
 
 
 def _first_column(record_type: Any) -> str:
@@ -150,17 +174,22 @@ def read_bag(
     record_type: Any = Item,
     *,
     storage_options: dict[str, Any] | None = None,
-    max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
+    options: ReadOptions | None = None,
+    **keywords: Unpack[ReadKeywords],
 ) -> db.Bag:
     """A ``dask.bag.Bag`` of the records of every file ``urlpath`` names, one partition per file.
 
     Records are ``record_type`` objects, built as :class:`~msgpack_reader_py.StreamingReader`
-    builds them (``Item`` by default). The files are listed now and read when the bag is
-    computed.
+    builds them (``Item`` by default), with the reading options
+    (:class:`~msgpack_reader_py.options.ReadOptions`: ``ext_hook``, ``on_error``, ...; not
+    ``follow``), which travel to the workers. With ``on_error="skip"``, each file's skipped
+    records are counted on the ``msgpack_reader_py`` logger where it is read. The files are
+    listed now and read when the bag is computed.
     """
+    read = ReadOptions.of(options, dict(keywords), "read_bag()")
+    refuse_follow(read, "read_bag()")
     files = open_files(urlpath, storage_options)
-    read = delayed(_records, pure=True)
-    parts = [read(file, record_type, max_record_size) for file in files]
+    parts = [delayed(_records, pure=True)(file, record_type, read) for file in files]
     return typing.cast(db.Bag, db.from_delayed(parts))
 
 
@@ -169,16 +198,19 @@ def read_dataframe(
     record_type: Any = Item,
     *,
     storage_options: dict[str, Any] | None = None,
-    max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
+    options: ReadOptions | None = None,
+    **keywords: Unpack[ReadKeywords],
 ) -> dd.DataFrame:
     """A ``dask.dataframe.DataFrame`` of the records of every file ``urlpath`` names.
 
     One partition per file, one column per field of ``record_type``, with the dtypes of
-    :func:`pandas_dtypes`; each file is read through :func:`~msgpack_reader_py.arrow.read_table`
-    (records validated, no record object built). The files are listed now and read when the
-    frame is computed, on whatever scheduler is active: a ``distributed.Client`` sends the work
-    to its cluster.
+    :func:`pandas_dtypes`; each file is read through :func:`~msgpack_reader_py.arrow.read_batches`
+    (records validated, no record object built) with the reading options, as :func:`read_bag`
+    takes them. The files are listed now and read when the frame is computed, on whatever
+    scheduler is active: a ``distributed.Client`` sends the work to its cluster.
     """
+    read = ReadOptions.of(options, dict(keywords), "read_dataframe()")
+    refuse_follow(read, "read_dataframe()")
     files = open_files(urlpath, storage_options)
     meta = _to_pandas(arrow_schema(record_type).empty_table())
     # Dask would otherwise take every object column for text and convert it to strings,
@@ -188,7 +220,7 @@ def read_dataframe(
             _frame,
             files,
             record_type=record_type,
-            max_record_size=max_record_size,
+            options=read,
             meta=meta,
             label="read-msgpack",
             enforce_metadata=False,

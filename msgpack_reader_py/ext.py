@@ -14,11 +14,23 @@ datetime.datetime(1970, 1, 1, 0, 0, 1, tzinfo=datetime.timezone.utc)
 from __future__ import annotations
 
 import datetime
+from collections.abc import Callable
+from typing import Any
 
 import msgpack
 from msgspec.msgpack import Ext
 
-__all__ = ["EPOCH", "EVENT_TIME_CODE", "event_time_parts", "fluentd_event_time", "rfc3339"]
+__all__ = [
+    "EPOCH",
+    "EVENT_TIME_CODE",
+    "ExtHook",
+    "event_time_parts",
+    "fluentd_event_time",
+    "rfc3339",
+]
+
+ExtHook = Callable[[int, memoryview], Any]
+"""``ext_hook(code, data) -> value``: what an extension type other than the timestamp becomes."""
 
 EVENT_TIME_CODE = 0
 """The extension type code of Fluentd's EventTime."""

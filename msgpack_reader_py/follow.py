@@ -17,7 +17,7 @@ import threading
 from collections.abc import Iterator
 from typing import IO
 
-from .decoder import Pending
+from .pending import Pending
 
 __all__ = ["FIRST_WAIT", "LONGEST_WAIT", "Follower", "check_followable"]
 
@@ -47,7 +47,7 @@ class Follower:
     """The waiting and the checks of one followed ``path``.
 
     ``blocking``: pauses are slept here (a synchronous reader), ended early by :meth:`stop`
-    from any thread; otherwise each pause is handed over as a :class:`~.decoder.Pending` for
+    from any thread; otherwise each pause is handed over as a :class:`~.pending.Pending` for
     an asynchronous reader to sleep.
     """
 

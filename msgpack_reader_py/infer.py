@@ -1,10 +1,10 @@
 """Record types inferred from untyped records, written out as Python source.
 
 :func:`infer` looks at records as :class:`~msgpack_reader_py.values.ValueDecoder` decodes
-them (maps, arrays, scalars, timestamps) and returns a :class:`Schema`, whose
-:meth:`~Schema.source` is the Python source of a ``@dataclass`` (or ``msgspec.Struct``) named
+them (maps, arrays, scalars, timestamps) and returns an :class:`Inferred`, whose
+:meth:`~Inferred.source` is the Python source of a ``@dataclass`` (or ``msgspec.Struct``) named
 ``Record``, nested records getting classes of their own, and whose
-:meth:`~Schema.record_type` is that very source, executed. So the types the command line
+:meth:`~Inferred.record_type` is that very source, executed. So the types the command line
 converts with are exactly the ones ``msgpack-reader schema`` prints.
 
 The rules:
@@ -43,15 +43,24 @@ import msgpack
 
 from .record_type import KEY_METADATA
 
-__all__ = ["DEFAULT_SAMPLE", "MAX_FIELDS", "MAX_KINDS", "InferenceError", "Schema", "infer"]
+__all__ = [
+    "DEFAULT_SAMPLE",
+    "MAX_FIELDS",
+    "MAX_KINDS",
+    "Form",
+    "InferenceError",
+    "Inferred",
+    "infer",
+]
 
 DEFAULT_SAMPLE = 1000
-"""How many records the command line infers a schema from."""
+"""How many records a type is inferred from where the rest cannot be checked (stdin)."""
 
 MAX_FIELDS = 64
 """A string-keyed map with more keys than this, across the records, is a ``dict``."""
 
-Format = Literal["dataclass", "struct"]
+Form = Literal["dataclass", "struct"]
+"""How inferred types are written: as dataclasses or as ``msgspec.Struct``s."""
 
 _SCALARS = {
     type(None): "null",
@@ -156,7 +165,7 @@ class _Class:
     tag: tuple[str, str, str] | None = None  # a kind's tag: its key, field name and value
 
 
-class Schema:
+class Inferred:
     """Record types inferred from records (see the module's docstring); make one with
     :func:`infer`."""
 
@@ -196,7 +205,7 @@ class Schema:
 
     def source(
         self,
-        form: Format = "dataclass",
+        form: Form = "dataclass",
         *,
         note: str = "",
         checked: bool = False,
@@ -249,7 +258,7 @@ class Schema:
         return "\n\n\n".join(parts) + "\n"
 
     def record_type(
-        self, form: Format = "dataclass", *, checked: bool = False, columns: bool = False
+        self, form: Form = "dataclass", *, checked: bool = False, columns: bool = False
     ) -> Any:
         """The ``Record`` of :meth:`source` (a class, or a union of the kinds' classes), made
         by running that source."""
@@ -276,7 +285,7 @@ def _annotation(spec: _Field, *, checked: bool, columns: bool) -> str:
     return spec.annotation.replace(_NEVER_SEEN, "None" if checked or columns else "Any")
 
 
-def _class_source(cls: _Class, form: Format, *, checked: bool, columns: bool, nested: bool) -> str:
+def _class_source(cls: _Class, form: Form, *, checked: bool, columns: bool, nested: bool) -> str:
     options = []
     if form == "struct" and cls.tag is not None:
         options.append(f"tag_field={_literal(cls.tag[0])}, tag={_literal(cls.tag[2])}")
@@ -327,7 +336,7 @@ def _literal(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def infer(records: Iterable[Any], *, kinds: bool = True) -> Schema:
+def infer(records: Iterable[Any], *, kinds: bool = True) -> Inferred:
     """The record types of ``records`` (untyped values, as
     :class:`~msgpack_reader_py.values.ValueDecoder` gives them). Raises
     :class:`InferenceError` when they are not all maps or all arrays, or there are none.
@@ -356,7 +365,7 @@ def infer(records: Iterable[Any], *, kinds: bool = True) -> Schema:
     tag = _tag_key(keyed, only="f0" if arrays else None) if kinds else None
     if tag is None:
         builder.record("Record", top)
-        return Schema(builder.classes, len(seen), builder.mixed)
+        return Inferred(builder.classes, len(seen), builder.mixed)
     builder.names.add("Record")  # the union's name
     groups: dict[str, _Seen] = {}
     for record in seen:
@@ -370,7 +379,7 @@ def infer(records: Iterable[Any], *, kinds: bool = True) -> Schema:
         for value, group in groups.items()
     ]
     conflicts = builder.conflicts(names)
-    return Schema(builder.classes, len(seen), builder.mixed, names, conflicts)
+    return Inferred(builder.classes, len(seen), builder.mixed, names, conflicts)
 
 
 MAX_KINDS = 32

@@ -14,17 +14,22 @@ does not fit them is refused by the conversion (the types refuse unknown keys).
 from __future__ import annotations
 
 import collections
+import dataclasses
 import io
 import itertools
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .engine import ExtHook
 from .errors import ReaderError
-from .infer import DEFAULT_SAMPLE, InferenceError, Schema, infer
-from .streaming_reader import DEFAULT_MAX_RECORD_SIZE, OnError, Source, StreamingReader
+from .infer import DEFAULT_SAMPLE, InferenceError, Inferred, infer
+from .options import ReadKeywords, ReadOptions
+from .sources import Source
+from .streaming_reader import StreamingReader
 from .values import ValueReader
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["FIRST_CHECKED", "MISFITS", "infer_sources"]
 
@@ -47,11 +52,10 @@ def infer_sources(
     *,
     whole: bool = True,
     kinds: bool = True,
-    ext_hook: ExtHook | None = None,
-    max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
-    on_error: OnError = "raise",
     force: bool = False,
-) -> tuple[list[Source], Schema]:
+    options: ReadOptions | None = None,
+    **keywords: Unpack[ReadKeywords],
+) -> tuple[list[Source], Inferred]:
     """The record types of ``sources``' records (read in turn), and the sources to read again
     from their start: a stream, which cannot be reopened, replays the bytes read from it, then
     goes on.
@@ -60,20 +64,16 @@ def infer_sources(
     where the rest is checked, else :data:`~.infer.DEFAULT_SAMPLE`), then, with ``whole`` and
     when
     every source can be read again, checked against every record and widened until each fits
-    (see the module's docstring); :attr:`~.infer.Schema.records` counts the records they were
+    (see the module's docstring); :attr:`~.infer.Inferred.records` counts the records they were
     inferred from and ``checked`` those they were checked against (``None``: not checked).
-    ``kinds`` is :func:`~.infer.infer`'s. Broken data raises the reader's error; records that
-    are not maps or arrays :class:`~msgpack_reader_py.infer.InferenceError`.
+    ``kinds`` is :func:`~.infer.infer`'s; ``force``, :class:`~.values.ValueReader`'s; the
+    reading options are the readers'. Broken data raises the reader's error; records that are
+    not maps or arrays :class:`~msgpack_reader_py.infer.InferenceError`.
     """
+    read = ReadOptions.of(options, dict(keywords), "infer_sources()")
     if sample is None:
         # Checked against every record anyway: a few are enough to begin with.
         sample = FIRST_CHECKED if whole and all(map(_reopens, sources)) else DEFAULT_SAMPLE
-    options: dict[str, Any] = {
-        "ext_hook": ext_hook,
-        "max_record_size": max_record_size,
-        "on_error": on_error,
-        "force": force,
-    }
     seen: list[Any] = []
     again: list[Source] = []
     complete = True  # every source read to its end while sampling
@@ -83,7 +83,7 @@ def infer_sources(
             complete = False
             continue
         sampled = source if _reopens(source) else _Kept(source)
-        with ValueReader(sampled, **options) as values:
+        with ValueReader(sampled, force=force, options=read) as values:
             wanted = sample - len(seen)
             seen.extend(itertools.islice(values, wanted))
             complete = complete and next(values, _END) is _END
@@ -92,7 +92,7 @@ def infer_sources(
     if complete:
         schema.checked = schema.records
     elif whole and all(map(_reopens, again)):
-        schema = _widened(again, seen, schema, kinds, options)
+        schema = _widened(again, seen, schema, kinds, read, force)
     return again, schema
 
 
@@ -104,7 +104,7 @@ def _reopens(source: Source) -> bool:
     return isinstance(source, (str, os.PathLike, bytes, bytearray, memoryview))
 
 
-def _inferred(seen: list[Any], kinds: bool, which: str) -> Schema:
+def _inferred(seen: list[Any], kinds: bool, which: str) -> Inferred:
     try:
         return infer(seen, kinds=kinds)
     except InferenceError as exc:
@@ -114,10 +114,11 @@ def _inferred(seen: list[Any], kinds: bool, which: str) -> Schema:
 def _widened(
     sources: Sequence[Source],
     seen: list[Any],
-    schema: Schema,
+    schema: Inferred,
     kinds: bool,
-    options: dict[str, Any],
-) -> Schema:
+    read: ReadOptions,
+    force: bool,
+) -> Inferred:
     """``schema`` checked against every record of ``sources``, widened by those that do not
     fit it until every one does.
 
@@ -126,11 +127,11 @@ def _widened(
     ends there (the conversion raises its error, or skips and counts it, as asked)."""
     unreadable: set[tuple[int, int]] = set()
     while True:
-        misfits, checked = _misfits(sources, schema, options, unreadable)
+        misfits, checked = _misfits(sources, schema, read, unreadable)
         if not misfits:
             schema.checked = checked
             return schema
-        found = _records_at(sources, misfits, options)
+        found = _records_at(sources, misfits, read, force)
         unreadable.update(set(misfits) - set(found))
         if not found:
             schema.checked = checked
@@ -142,8 +143,8 @@ def _widened(
 
 def _misfits(
     sources: Sequence[Source],
-    schema: Schema,
-    options: dict[str, Any],
+    schema: Inferred,
+    read: ReadOptions,
     unreadable: set[tuple[int, int]],
 ) -> tuple[list[tuple[int, int]], int]:
     """The first :data:`MISFITS` records that do not fit ``schema`` (but for those known to
@@ -152,11 +153,11 @@ def _misfits(
     checked_type = schema.record_type("struct", checked=True)
     misfits: list[tuple[int, int]] = []
     checked = 0
-    reader_options = {k: v for k, v in options.items() if k not in ("force", "on_error")}
+    checking = dataclasses.replace(read, on_error="skip", follow=False)
     for number, source in enumerate(sources):
         broken = False
         known = sum(n == number for n, _ in unreadable)
-        with StreamingReader(source, checked_type, on_error="skip", **reader_options) as reader:
+        with StreamingReader(source, checked_type, options=checking) as reader:
             counted = itertools.count()  # zipped with the records: counts them in C
             try:
                 while True:
@@ -179,7 +180,7 @@ def _misfits(
 
 
 def _records_at(
-    sources: Sequence[Source], where: list[tuple[int, int]], options: dict[str, Any]
+    sources: Sequence[Source], where: list[tuple[int, int]], read: ReadOptions, force: bool
 ) -> dict[tuple[int, int], Any]:
     """The records at ``where`` ((source number, record index) pairs), as untyped values.
 
@@ -192,7 +193,8 @@ def _records_at(
     found: dict[tuple[int, int], Any] = {}
     for number, indexes in wanted.items():
         last = max(indexes)
-        with ValueReader(sources[number], **{**options, "on_error": "skip"}) as values:
+        skipping = dataclasses.replace(read, on_error="skip")
+        with ValueReader(sources[number], force=force, options=skipping) as values:
             for yielded, value in enumerate(values):
                 # A record skipped untyped keeps its index: counted before the next is taken.
                 index = yielded + values.skipped

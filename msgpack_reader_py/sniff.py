@@ -1,9 +1,9 @@
-"""What a stream's first bytes say it is: a compression to undo, or a format that is not
-MessagePack.
+"""What a stream's first bytes say it is, when its first record fails or it is read untyped:
+a format that is not MessagePack, or compressed data read as it is.
 
-The reader looks at the first bytes once per stream: to decide whether to decompress
-(:func:`compression`, waiting for more bytes only while :func:`undecided`), and, when the
-stream's first record fails, to say what the bytes look like instead (:func:`foreign`). A
+The reader keeps a stream's first bytes (:data:`HEAD_SIZE`) and, when the stream's first
+record fails, says what they look like (:func:`foreign`); which compression to undo is
+:mod:`.compression`'s. A
 MessagePack record is an array, whose first byte (``0x90``-``0x9f``, ``0xdc``, ``0xdd``) starts
 none of the magic numbers below and is never the first byte of UTF-8 text, so a stream of
 records is never taken for anything else.
@@ -12,25 +12,14 @@ records is never taken for anything else.
 from __future__ import annotations
 
 import codecs
-import importlib
-from typing import Literal
 
 from ._extras import missing_extra
+from .compression import compression, zstd_module
 
-__all__ = ["HEAD_SIZE", "Compression", "compression", "foreign", "undecided", "zstd_module"]
-
-Compression = Literal["gzip", "bzip2", "xz", "zstd"]
+__all__ = ["HEAD_SIZE", "foreign"]
 
 HEAD_SIZE = 512
 """How many of a stream's first bytes are kept to name what a failing stream looks like."""
-
-_COMPRESSED: tuple[tuple[bytes, Compression], ...] = (
-    (b"\x1f\x8b\x08", "gzip"),
-    *((b"BZh" + bytes([level]), "bzip2") for level in b"123456789"),
-    (b"\xfd7zXZ\x00", "xz"),
-    (b"\x28\xb5\x2f\xfd", "zstd"),
-)
-_LONGEST = max(len(magic) for magic, _ in _COMPRESSED)
 
 # Formats the reader does not read, each with what to say about it.
 _FOREIGN: tuple[tuple[bytes, str], ...] = (
@@ -43,32 +32,6 @@ _FOREIGN: tuple[tuple[bytes, str], ...] = (
 )
 _NOT_MSGPACK = ", not MessagePack"
 _WHITESPACE = str.maketrans("", "", " \t\n\r\f\v")
-
-
-def undecided(head: bytes | bytearray | memoryview) -> bool:
-    """Whether ``head`` is a proper prefix of a compression's magic number: only then is it
-    worth waiting for more bytes before deciding."""
-    size = len(head)
-    return size < _LONGEST and any(
-        len(magic) > size and magic.startswith(head) for magic, _ in _COMPRESSED
-    )
-
-
-def compression(head: bytes | bytearray | memoryview) -> Compression | None:
-    """The compression whose magic number ``head`` starts with, or ``None``."""
-    head = bytes(head[:_LONGEST])
-    for magic, name in _COMPRESSED:
-        if head.startswith(magic):
-            return name
-    return None
-
-
-def zstd_module() -> object | None:
-    """The ``zstandard`` module, imported only when zstd data is seen; ``None`` if missing."""
-    try:
-        return importlib.import_module("zstandard")
-    except ModuleNotFoundError:
-        return None
 
 
 def foreign(head: bytes | bytearray | memoryview, as_is: str = "decompress=False") -> str | None:

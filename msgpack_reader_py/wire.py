@@ -8,7 +8,7 @@ first bytes, skipping payloads, so such a claim is seen as soon as its header ar
 
 from __future__ import annotations
 
-__all__ = ["declared_excess"]
+__all__ = ["declared_excess", "tail_may_claim_too_much"]
 
 # Header byte -> (kind, width of its length field) for variable-length values.
 _SIZED: dict[int, tuple[str, int]] = {
@@ -91,3 +91,30 @@ def declared_excess(data: bytes | bytearray | memoryview, limit: int) -> str | N
 
 def _article(kind: str) -> str:
     return "an" if kind[0] in "aeiou" else "a"
+
+
+def tail_may_claim_too_much(
+    chunk: bytes | bytearray | memoryview, read: int, consumed: int, limit: int
+) -> bool:
+    """Whether a decoder that stopped at stream offset ``consumed`` of the ``read`` bytes
+    read so far (``chunk`` the last of them) may be waiting for the payload of a str, bin or
+    ext over ``limit``.
+
+    When a decoder stops inside a record for want of a payload, the header it read last ends
+    right where it stopped; a quick look at the bytes before that spots a length over the limit
+    without locating the record. Only a hint: confirm before refusing.
+    """
+    if consumed >= read:
+        return False
+    end = consumed - (read - len(chunk))
+    for code, (kind, width) in _SIZED.items():
+        if kind in ("array", "map"):
+            continue
+        start = end - 1 - width - (kind == "ext")  # an ext's type byte follows its length
+        if (
+            start >= 0
+            and chunk[start] == code
+            and int.from_bytes(chunk[start + 1 : start + 1 + width], "big") > limit
+        ):
+            return True
+    return False

@@ -48,7 +48,7 @@ from msgpack_reader_py.arrow import (
     read_batches,
     read_table,
 )
-from msgpack_reader_py.streaming_reader import DEFAULT_READ_SIZE
+from msgpack_reader_py.options import DEFAULT_READ_SIZE
 from tests.helpers import (
     Checked,
     as_rows,

@@ -40,7 +40,7 @@ from msgpack_reader_py import (
     pack_items,
 )
 from msgpack_reader_py.aio import _Awaited
-from msgpack_reader_py.decoder import READ_MORE
+from msgpack_reader_py.pending import READ_MORE
 
 from .helpers import examples, is_open
 

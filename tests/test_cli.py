@@ -21,7 +21,9 @@ import pytest
 
 import msgpack_reader_py
 from msgpack_reader_py import Item, cli, get_iter, pack_items
+from msgpack_reader_py.cli import generate as cli_generate
 from msgpack_reader_py.cli import main
+from msgpack_reader_py.cli import read as cli_read
 
 from .reference import (
     REFERENCE_MESSAGES,
@@ -985,7 +987,7 @@ def test_broken_pipe_points_stdout_at_devnull(
     # to the null device so that flush cannot fail.
     with open(reference_file.parent / "stdout.txt", "w") as stdout:
         monkeypatch.setattr(sys, "stdout", stdout)
-        monkeypatch.setattr(cli._Summary, "line", raise_broken_pipe)
+        monkeypatch.setattr(cli_read.Summary, "line", raise_broken_pipe)
         assert main(["read", str(reference_file)]) == EXIT_BROKEN_PIPE
         now = os.fstat(stdout.fileno())
         devnull = os.stat(os.devnull)
@@ -1032,6 +1034,6 @@ def test_keyboard_interrupt_during_dump(
 def test_keyboard_interrupt_during_generate(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(cli, "write_items", raise_keyboard_interrupt)
+    monkeypatch.setattr(cli_generate, "write_items", raise_keyboard_interrupt)
     assert main(["generate", "--path", str(tmp_path / "generated.msgpack")]) == EXIT_INTERRUPTED
     assert capsys.readouterr() == ("", "")

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from msgpack_reader_py import cli
 from msgpack_reader_py._progress import ProgressUnavailable, progress_bar
 from msgpack_reader_py.cli import build_parser, main
+from msgpack_reader_py.cli import generate as cli_generate
 
 from .helpers import Terminal
 from .reference import REFERENCE_SHA256
@@ -164,7 +164,7 @@ def test_generate_draws_a_record_bar(
 ) -> None:
     terminal = Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
-    monkeypatch.setattr(cli, "_GENERATE_CHUNK", 1000)
+    monkeypatch.setattr(cli_generate, "_GENERATE_CHUNK", 1000)
     path = tmp_path / "out.msgpack"
     assert main(["generate", "--path", str(path), "--progress", "always"]) == 0
     assert capsys.readouterr().out == f"Wrote 10000 messages (559439 bytes) to {path}\n"

@@ -31,8 +31,9 @@ from tqdm import tqdm
 from msgpack_reader_py import Item, _progress, get_iter, pack_items
 from msgpack_reader_py.arrow import arrow_schema
 from msgpack_reader_py.cli import main
-from msgpack_reader_py.convert import Conversion, Format, convert
+from msgpack_reader_py.convert import Conversion, convert
 from msgpack_reader_py.errors import ReaderError, RecordError
+from msgpack_reader_py.writers import OutputFormat
 
 from .helpers import Checked, Terminal, Trickle, as_rows
 from .reference import REFERENCE_MESSAGES, REFERENCE_SIZE
@@ -47,9 +48,9 @@ from .test_cli import (
     fake_stdin,
 )
 
-FORMATS: tuple[Format, ...] = ("parquet", "arrow", "csv", "jsonl")
-TEXT_FORMATS: tuple[Format, ...] = ("csv", "jsonl")
-COLUMN_FORMATS: tuple[Format, ...] = ("parquet", "arrow")
+FORMATS: tuple[OutputFormat, ...] = ("parquet", "arrow", "csv", "jsonl")
+TEXT_FORMATS: tuple[OutputFormat, ...] = ("csv", "jsonl")
+COLUMN_FORMATS: tuple[OutputFormat, ...] = ("parquet", "arrow")
 FIELD_TYPES: dict[str, Any] = typing.get_type_hints(Item)
 PREVIOUS = b"the previous contents of OUT\n"
 BROKEN_KINDS = ("truncated", "corrupt byte", "wrong field type")
@@ -216,7 +217,7 @@ def test_convert_to_a_file(
     reference_bytes: bytes,
     reference_items: list[Item],
     source: str,
-    to: Format,
+    to: OutputFormat,
 ) -> None:
     if source == "path":
         argument = str(tmp_path / "in.msgpack")
@@ -241,7 +242,7 @@ def test_convert_to_stdout(
     reference_bytes: bytes,
     reference_items: list[Item],
     source: str,
-    to: Format,
+    to: OutputFormat,
 ) -> None:
     argument = str(reference_path)
     if source == "stdin":
@@ -272,7 +273,7 @@ def test_long_option_names(
 
 @pytest.mark.parametrize("to", FORMATS)
 def test_awkward_strings_round_trip(
-    capsysbinary: pytest.CaptureFixture[bytes], tmp_path: Path, to: Format
+    capsysbinary: pytest.CaptureFixture[bytes], tmp_path: Path, to: OutputFormat
 ) -> None:
     # Separators, quotes, line breaks (both kinds), non-ASCII and empty strings must come back
     # exactly: a CSV field holding a carriage return has to be quoted like one holding "\n",
@@ -314,7 +315,7 @@ def test_awkward_strings_round_trip(
 
 @pytest.mark.parametrize("to", FORMATS)
 def test_empty_input_gives_an_empty_output_with_the_schema(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, to: Format
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, to: OutputFormat
 ) -> None:
     source = tmp_path / "empty.msgpack"
     source.write_bytes(b"")
@@ -332,7 +333,7 @@ def test_empty_input_gives_an_empty_output_with_the_schema(
 
 @pytest.mark.parametrize("to", FORMATS)
 def test_empty_stdin_to_stdout(
-    monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes], to: Format
+    monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes], to: OutputFormat
 ) -> None:
     fake_stdin(monkeypatch, io.BytesIO(b""))
     assert main(["convert", "-", *ITEM, "--to", to, "-o", "-"]) == 0
@@ -356,7 +357,7 @@ def test_broken_input_leaves_no_output(
     reference_bytes: bytes,
     record_offsets: list[int],
     kind: str,
-    to: Format,
+    to: OutputFormat,
     previous: bool,
 ) -> None:
     broken = broken_stream(kind, reference_items, reference_bytes, record_offsets)
@@ -388,7 +389,7 @@ def test_broken_stdin_names_stdin_and_leaves_no_output(
     reference_items: list[Item],
     reference_bytes: bytes,
     record_offsets: list[int],
-    to: Format,
+    to: OutputFormat,
 ) -> None:
     broken = broken_stream("truncated", reference_items, reference_bytes, record_offsets)
     fake_stdin(monkeypatch, io.BytesIO(broken.data))
@@ -409,7 +410,7 @@ def test_broken_input_to_stdout_writes_the_records_before_the_error_first(
     reference_bytes: bytes,
     record_offsets: list[int],
     kind: str,
-    to: Format,
+    to: OutputFormat,
 ) -> None:
     broken = broken_stream(kind, reference_items, reference_bytes, record_offsets)
     source = tmp_path / "broken.msgpack"
@@ -443,7 +444,7 @@ def test_keyboard_interrupt_leaves_no_output(
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
     reference_bytes: bytes,
-    to: Format,
+    to: OutputFormat,
     previous: bool,
 ) -> None:
     # Ctrl-C while blocked on stdin, after 200 KB (thousands of records) were converted.
@@ -477,7 +478,7 @@ def test_keyboard_interrupt_with_a_progress_bar(
 
 @pytest.mark.parametrize("to", FORMATS)
 def test_missing_source_leaves_no_output(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, to: Format
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, to: OutputFormat
 ) -> None:
     source = tmp_path / "missing.msgpack"
     out = tmp_path / f"out.{to}"
@@ -490,7 +491,7 @@ def test_missing_source_leaves_no_output(
 
 @pytest.mark.parametrize("to", FORMATS)
 def test_output_into_a_missing_directory_fails(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, reference_path: Path, to: Format
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, reference_path: Path, to: OutputFormat
 ) -> None:
     out = tmp_path / "no-such-directory" / f"out.{to}"
     assert (
@@ -505,7 +506,7 @@ def test_output_into_a_missing_directory_fails(
 
 @pytest.mark.parametrize("to", FORMATS)
 def test_output_onto_a_directory_fails_and_leaves_it(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, reference_path: Path, to: Format
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, reference_path: Path, to: OutputFormat
 ) -> None:
     out = tmp_path / "a-directory"
     out.mkdir()
@@ -543,7 +544,7 @@ def test_an_output_write_error_is_not_blamed_on_the_input(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     reference_path: Path,
-    to: Format,
+    to: OutputFormat,
 ) -> None:
     # stdout on a full disk: the input is fine, the error line must not say otherwise.
     monkeypatch.setattr(sys, "stdout", FullStdout())
@@ -562,7 +563,7 @@ def test_an_existing_output_is_replaced_whole(
     tmp_path: Path,
     reference_path: Path,
     reference_items: list[Item],
-    to: Format,
+    to: OutputFormat,
 ) -> None:
     out = tmp_path / f"out.{to}"
     out.write_bytes(PREVIOUS)
@@ -579,7 +580,7 @@ def test_an_existing_output_is_replaced_whole(
 
 @pytest.mark.parametrize("to", FORMATS)
 def test_out_keeps_its_previous_contents_until_the_conversion_is_done(
-    tmp_path: Path, reference_bytes: bytes, reference_items: list[Item], to: Format
+    tmp_path: Path, reference_bytes: bytes, reference_items: list[Item], to: OutputFormat
 ) -> None:
     out = tmp_path / f"out.{to}"
     out.write_bytes(PREVIOUS)
@@ -675,7 +676,7 @@ def test_help_describes_convert(capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.mark.parametrize("to", FORMATS)
 def test_library_writes_a_stream_and_leaves_it_open(
-    reference_bytes: bytes, reference_items: list[Item], to: Format
+    reference_bytes: bytes, reference_items: list[Item], to: OutputFormat
 ) -> None:
     out = io.BytesIO()
     assert convert(reference_bytes, out, to) == Conversion(REFERENCE_MESSAGES)
@@ -688,7 +689,7 @@ def test_library_writes_a_stream_and_leaves_it_open(
 @pytest.mark.parametrize("kind", ["str", "PathLike"])
 @pytest.mark.parametrize("to", FORMATS)
 def test_library_writes_a_path(
-    tmp_path: Path, reference_path: Path, reference_items: list[Item], to: Format, kind: str
+    tmp_path: Path, reference_path: Path, reference_items: list[Item], to: OutputFormat, kind: str
 ) -> None:
     out = tmp_path / f"out.{to}"
     destination: str | Path = str(out) if kind == "str" else out
@@ -698,7 +699,7 @@ def test_library_writes_a_path(
 
 
 @pytest.mark.parametrize("to", FORMATS)
-def test_library_empty_source(tmp_path: Path, to: Format) -> None:
+def test_library_empty_source(tmp_path: Path, to: OutputFormat) -> None:
     out = tmp_path / f"out.{to}"
     assert convert(b"", out, to) == Conversion(0)
     assert read_back(out.read_bytes(), to) == []
@@ -706,7 +707,7 @@ def test_library_empty_source(tmp_path: Path, to: Format) -> None:
 
 @pytest.mark.parametrize("to", FORMATS)
 def test_library_progress_is_monotonic_and_ends_at_the_totals(
-    big_stream: tuple[int, bytes], to: Format
+    big_stream: tuple[int, bytes], to: OutputFormat
 ) -> None:
     count, data = big_stream
     calls: list[tuple[int, int]] = []
@@ -727,7 +728,7 @@ def test_library_progress_is_monotonic_and_ends_at_the_totals(
 
 @pytest.mark.parametrize("to", FORMATS)
 def test_library_progress_from_a_path(
-    reference_path: Path, reference_items: list[Item], to: Format
+    reference_path: Path, reference_items: list[Item], to: OutputFormat
 ) -> None:
     calls: list[tuple[int, int]] = []
     convert(
@@ -746,7 +747,7 @@ def test_library_raises_the_readers_error_and_leaves_no_file(
     reference_items: list[Item],
     reference_bytes: bytes,
     record_offsets: list[int],
-    to: Format,
+    to: OutputFormat,
     kind: str,
 ) -> None:
     broken = broken_stream(kind, reference_items, reference_bytes, record_offsets)
@@ -759,7 +760,9 @@ def test_library_raises_the_readers_error_and_leaves_no_file(
 
 
 @pytest.mark.parametrize("to", FORMATS)
-def test_library_refuses_a_record_its_types_post_init_refuses(tmp_path: Path, to: Format) -> None:
+def test_library_refuses_a_record_its_types_post_init_refuses(
+    tmp_path: Path, to: OutputFormat
+) -> None:
     first = msgpack.packb([1, "a"])
     out = tmp_path / f"out.{to}"
     with pytest.raises(RecordError, match="id must not be negative") as info:
@@ -815,7 +818,7 @@ def base64_text(value: bytes) -> str:
 @pytest.mark.parametrize("record_type", [Blob, MaybeBlob], ids=["bytes", "bytes-or-None"])
 @pytest.mark.parametrize("to", TEXT_FORMATS)
 def test_library_text_formats_hold_bytes_fields_as_base64(
-    tmp_path: Path, record_type: type[Any], to: Format
+    tmp_path: Path, record_type: type[Any], to: OutputFormat
 ) -> None:
     records = [*BLOBS, [4, None]] if record_type is MaybeBlob else BLOBS
     data = b"".join(msgpack.packb(record) for record in records)
@@ -855,7 +858,7 @@ def test_library_text_formats_hold_bytes_fields_as_base64(
 @pytest.mark.parametrize("record_type", [Blob, MaybeBlob], ids=["bytes", "bytes-or-None"])
 @pytest.mark.parametrize("to", COLUMN_FORMATS)
 def test_library_column_formats_hold_bytes_fields(
-    tmp_path: Path, record_type: type[Any], to: Format
+    tmp_path: Path, record_type: type[Any], to: OutputFormat
 ) -> None:
     records = [*BLOBS, [4, None]] if record_type is MaybeBlob else BLOBS
     data = b"".join(msgpack.packb(record) for record in records)
@@ -909,7 +912,7 @@ def test_progress_always_draws_the_bar_on_stderr(
     tmp_path: Path,
     reference_path: Path,
     reference_items: list[Item],
-    to: Format,
+    to: OutputFormat,
 ) -> None:
     out = tmp_path / f"out.{to}"
     argv = ["convert", str(reference_path), *ITEM, "--to", to, "-o", str(out)]
@@ -992,7 +995,7 @@ def test_progress_always_without_tqdm_is_one_error_line(
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
     reference_path: Path,
-    to: Format,
+    to: OutputFormat,
 ) -> None:
     monkeypatch.setitem(sys.modules, "tqdm", None)
     out = tmp_path / f"out.{to}"
@@ -1034,7 +1037,7 @@ def test_column_formats_without_pyarrow_are_one_error_line(
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
     reference_path: Path,
-    to: Format,
+    to: OutputFormat,
 ) -> None:
     block_pyarrow(monkeypatch)
     out = tmp_path / f"out.{to}"
@@ -1057,7 +1060,7 @@ def test_text_formats_need_no_pyarrow(
     tmp_path: Path,
     reference_path: Path,
     reference_items: list[Item],
-    to: Format,
+    to: OutputFormat,
 ) -> None:
     block_pyarrow(monkeypatch)
     out = tmp_path / f"out.{to}"
@@ -1081,7 +1084,7 @@ class FailingFlush(io.BytesIO):
 
 
 @pytest.mark.parametrize("to", TEXT_FORMATS)
-def test_a_flush_error_names_the_output(reference_bytes: bytes, to: Format) -> None:
+def test_a_flush_error_names_the_output(reference_bytes: bytes, to: OutputFormat) -> None:
     with pytest.raises(OSError, match=os.strerror(errno.EIO)) as info:
         convert(reference_bytes, FailingFlush(), to)
     assert info.value.filename == "remote.out"
@@ -1137,7 +1140,7 @@ def read_end_of_a_pipe() -> io.BufferedReader:
 def test_the_bar_knows_the_size_of_files_only(
     reference_path: Path, source: Any, size: int | None
 ) -> None:
-    from msgpack_reader_py.cli import _size
+    from msgpack_reader_py.cli._common import size_of as _size
 
     opened = source(reference_path)
     try:

@@ -14,7 +14,8 @@ import pytest
 from msgpack_reader_py import Item, RecordError, TruncatedStreamError, get_iter, pack_items
 from msgpack_reader_py.arrow import read_batches, read_table
 from msgpack_reader_py.cli import main
-from msgpack_reader_py.convert import FORMATS, Conversion, Format, convert
+from msgpack_reader_py.convert import Conversion, convert
+from msgpack_reader_py.writers import FORMATS, OutputFormat
 
 from .test_cli import ITEM
 
@@ -25,7 +26,7 @@ NOT_AN_ITEM = msgpack.packb("not an item")
 HUGE = msgpack.packb([2**64 - 1, 1, 2, 3, 4, 5.0, "f", "p"])
 
 
-def rows_of(data: bytes, to: Format) -> list[Item]:
+def rows_of(data: bytes, to: OutputFormat) -> list[Item]:
     if to == "parquet":
         return [Item(**row) for row in pq.read_table(io.BytesIO(data)).to_pylist()]
     if to == "arrow":
@@ -52,7 +53,7 @@ def rows_of(data: bytes, to: Format) -> list[Item]:
 
 
 @pytest.mark.parametrize("to", FORMATS)
-def test_several_sources_become_one_output(tmp_path: Path, to: Format) -> None:
+def test_several_sources_become_one_output(tmp_path: Path, to: OutputFormat) -> None:
     second = tmp_path / "second.msgpack"
     second.write_bytes(pack_items(SECOND))
     calls: list[tuple[int, int]] = []
@@ -77,7 +78,7 @@ def test_a_tuple_of_sources_and_bytes_is_one_source() -> None:
 
 @pytest.mark.parametrize("to", FORMATS)
 def test_an_error_in_a_later_source_names_it_after_the_earlier_records(
-    tmp_path: Path, to: Format
+    tmp_path: Path, to: OutputFormat
 ) -> None:
     broken = tmp_path / "broken.msgpack"
     broken.write_bytes(pack_items(SECOND)[:-2])
@@ -97,7 +98,9 @@ def test_an_error_in_a_later_source_leaves_no_file(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("to", FORMATS)
-def test_skip_mode_passes_over_bad_records_and_counts_them(tmp_path: Path, to: Format) -> None:
+def test_skip_mode_passes_over_bad_records_and_counts_them(
+    tmp_path: Path, to: OutputFormat
+) -> None:
     data = pack_items(FIRST[:5]) + NOT_AN_ITEM + pack_items(FIRST[5:]) + NOT_AN_ITEM
     out = tmp_path / f"out.{to}"
     result = convert(data, out, to, on_error="skip")
@@ -111,7 +114,7 @@ def test_skip_mode_passes_over_bad_records_and_counts_them(tmp_path: Path, to: F
 
 
 @pytest.mark.parametrize("to", ["parquet", "arrow"])
-def test_skip_mode_passes_over_what_arrow_refuses(to: Format) -> None:
+def test_skip_mode_passes_over_what_arrow_refuses(to: OutputFormat) -> None:
     for data, where in [
         (pack_items(FIRST[:3]) + HUGE + pack_items(FIRST[3:]), 3),  # a batch without bad shapes
         (pack_items(FIRST[:3]) + HUGE + NOT_AN_ITEM + pack_items(FIRST[3:]), 3),  # and with
@@ -174,7 +177,7 @@ def test_convert_several_sources_on_the_command_line(
 
 @pytest.mark.parametrize("to", FORMATS)
 def test_convert_skip_invalid_that_finds_no_record_leaves_no_file(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], to: Format
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], to: OutputFormat
 ) -> None:
     text = tmp_path / "notes.txt"
     text.write_bytes(b"no records here\n")

@@ -13,7 +13,7 @@ import pytest
 
 from msgpack_reader_py import Item, get_iter, pack_items
 from msgpack_reader_py._shared import shared
-from msgpack_reader_py.engine import KindsDecoder, RecordDecoder, RecordFailure, record_decoder
+from msgpack_reader_py.decoding import KindsDecoder, RecordDecoder, RecordFailure, record_decoder
 from msgpack_reader_py.record_type import record_fields
 from msgpack_reader_py.schema import RecordSchema, record_schema
 

@@ -22,7 +22,7 @@ from msgpack_reader_py import (
     get_iter,
     pack_items,
 )
-from msgpack_reader_py.streaming_reader import DEFAULT_READ_SIZE
+from msgpack_reader_py.options import DEFAULT_READ_SIZE
 from tests.helpers import Loose, assert_located, drain
 
 # --------------------------------------------------------------------------------------------

@@ -50,7 +50,7 @@ from msgpack_reader_py import (
     get_iter,
     item_to_list,
     pack_items,
-    streaming_reader,
+    sources,
 )
 from msgpack_reader_py.arrow import BatchReader
 from msgpack_reader_py.cli import main
@@ -542,7 +542,7 @@ def test_close_from_another_thread_while_the_reader_is_busy_with_a_record(
     closing = threading.Event()
     stepped = threading.Event()
     main_thread = threading.current_thread()
-    original = streaming_reader._Chunks.close
+    original = sources.Chunks.close
 
     def slow_close(self: Any) -> None:
         if threading.current_thread() is main_thread:
@@ -550,7 +550,7 @@ def test_close_from_another_thread_while_the_reader_is_busy_with_a_record(
             stepped.wait(2.0)
         original(self)
 
-    monkeypatch.setattr(streaming_reader._Chunks, "close", slow_close)
+    monkeypatch.setattr(sources.Chunks, "close", slow_close)
     reader = StreamingReader(path, follow=True)
     got: list[Item] = []
     errors: list[BaseException] = []
@@ -1023,7 +1023,7 @@ def test_ctrl_c_with_a_broken_stdout_still_exits_130_quietly(
         raise KeyboardInterrupt
 
     monkeypatch.setattr(sys, "stdout", Broken())
-    monkeypatch.setattr("msgpack_reader_py.cli._run_read", interrupted)
+    monkeypatch.setattr("msgpack_reader_py.cli.read.run_read", interrupted)
     assert main(["read", "x.msgpack"]) == EXIT_INTERRUPTED
 
 

@@ -17,6 +17,7 @@ from msgpack_reader_py import (
     ReaderError,
     RecordError,
     StreamingReader,
+    compression,
     get_iter,
     pack_items,
     sniff,
@@ -127,7 +128,7 @@ def test_valid_streams_never_look_foreign(ids: list[int]) -> None:
     items = list(get_iter(len(ids)))
     data = pack_items(items)
     assert sniff.foreign(data) is None
-    assert sniff.compression(data) is None
+    assert compression.compression(data) is None
 
 
 def test_binary_noise_is_not_named() -> None:
@@ -136,11 +137,11 @@ def test_binary_noise_is_not_named() -> None:
 
 
 def test_undecided_only_for_a_proper_prefix_of_a_magic_number() -> None:
-    assert sniff.undecided(b"\x1f")
-    assert sniff.undecided(b"\xfd7zX")
-    assert not sniff.undecided(b"\x1f\x8b\x08")
-    assert not sniff.undecided(b"\x98")
-    assert sniff.undecided(b"")  # nothing read yet: wait for the first bytes
+    assert compression.undecided(b"\x1f")
+    assert compression.undecided(b"\xfd7zX")
+    assert not compression.undecided(b"\x1f\x8b\x08")
+    assert not compression.undecided(b"\x98")
+    assert compression.undecided(b"")  # nothing read yet: wait for the first bytes
 
 
 def test_reader_errors_are_value_errors() -> None:

@@ -15,7 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from msgpack_reader_py import DecodeError, RecordError
-from msgpack_reader_py.values import JsonLines, ValueReader, event_time, json_text, rfc3339
+from msgpack_reader_py.ext import rfc3339
+from msgpack_reader_py.values import ValueReader, event_time
+from msgpack_reader_py.writers import JsonLines, json_text
 
 from .helpers import drain, examples
 

@@ -1,0 +1,96 @@
+"""Output files that appear whole or not at all: written beside their final name and renamed
+into place only when everything was written; a failure (an exception, ``KeyboardInterrupt``
+included) leaves nothing under the final name and a file already there untouched.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import IO, Any
+
+__all__ = ["NamedOutput", "replacing"]
+
+
+@contextmanager
+def replacing(path: str | os.PathLike[str]) -> Iterator[NamedOutput]:
+    """A new binary file that replaces ``path`` when the block succeeds, and vanishes if it
+    fails (an exception, ``KeyboardInterrupt`` included, leaves ``path`` as it was).
+
+    It is written beside ``path`` under a temporary name and renamed into place at the end. An
+    ``OSError`` from it names ``path``, never the temporary file the user has not heard of.
+    """
+    target = os.fspath(path)
+    directory, name = os.path.split(os.path.abspath(target))
+    try:
+        handle, temporary = _create_beside(directory, name)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, target) from exc
+    try:
+        with os.fdopen(handle, "wb") as out:
+            yield NamedOutput(out, target)
+        try:
+            os.replace(temporary, target)
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, target) from exc
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def _create_beside(directory: str, name: str) -> tuple[int, str]:
+    """A new, empty file in ``directory``: its descriptor and path.
+
+    Created with mode 0666 so that the process's umask decides its permissions, as for any
+    new file (``tempfile.mkstemp`` would make it 0600); the random name makes it exclusive.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    flags |= getattr(os, "O_BINARY", 0)
+    while True:
+        temporary = os.path.join(directory, f".{name}.{secrets.token_hex(4)}.part")
+        try:
+            return os.open(temporary, flags, 0o666), temporary
+        except FileExistsError:  # pragma: no cover - 2**32 names: a collision is a fluke
+            continue
+
+
+class NamedOutput(io.RawIOBase):
+    """A binary output whose ``OSError``s name it: a full disk is blamed on the output, not on
+    the source being read."""
+
+    def __init__(self, out: IO[bytes] | io.RawIOBase, name: str) -> None:
+        super().__init__()
+        self._out = out
+        self._closing = False
+        self.name = name
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any, /) -> int:
+        try:
+            written = self._out.write(data)
+        except OSError as exc:
+            self._name(exc)
+            raise
+        return len(data) if written is None else written
+
+    def flush(self) -> None:
+        if self._closing:
+            return  # the wrapped stream is its owner's to flush and close
+        try:
+            self._out.flush()
+        except OSError as exc:
+            self._name(exc)
+            raise
+
+    def close(self) -> None:
+        self._closing = True
+        super().close()
+
+    def _name(self, exc: OSError) -> None:
+        if exc.filename is None:
+            exc.filename = self.name

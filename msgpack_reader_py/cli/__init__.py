@@ -1,0 +1,145 @@
+"""The command line: ``python -m msgpack_reader_py`` and ``msgpack-reader``.
+
+Each command is a module of its own, its options beside its handler (``read``, ``convert`` and
+``dump``, ``schema``, ``generate``); what they share is in ``_common``.
+
+A thin shell over the library: it parses arguments, runs one command, and turns every failure
+into one ``error: ...`` line on stderr with a non-zero status (1 for data and I/O errors, 2 for
+usage errors, 130 on Ctrl-C). A closed stdout (``| head``) ends the program quietly (141).
+Messages name command-line flags, never the library's keywords.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+
+from .._log import logger
+from ..follow import check_followable
+from ..generator import DEFAULT_SEED, get_iter, pack_items
+from ..options import ReadOptions
+from . import convert, generate, read, schema
+from ._common import (
+    DEFAULT_MESSAGES,
+    EXIT_BROKEN_PIPE,
+    EXIT_DATA_ERROR,
+    EXIT_INTERRUPTED,
+    EXIT_STATUSES,
+    STDIO,
+    Failure,
+    Parser,
+    paragraph,
+    reading,
+)
+from .read import summarise
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every command."""
+    parser = Parser(
+        prog="msgpack-reader",
+        description=paragraph(
+            "Stream typed records out of concatenated MessagePack: files, pipes and sockets "
+            "full of records become checked Items, JSON Lines, CSV, Parquet or Arrow. With no "
+            f"command, read the built-in {DEFAULT_MESSAGES}-record reference stream and print "
+            "a summary (the main job)."
+        ),
+        epilog=EXIT_STATUSES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    from .. import __version__
+
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.set_defaults(run=_run_default)
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
+    for module in (read, convert, schema, generate):
+        module.add(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
+    with _notes():
+        try:
+            parser = build_parser()
+            args = parser.parse_args(argv)
+            sources = getattr(args, "sources", [])
+            if sources.count(STDIO) > 1:
+                parser.error("stdin (-) can be read only once")
+            if getattr(args, "follow", False):
+                _check_followed(parser, sources)
+            run: Callable[[argparse.Namespace], int] = args.run
+            return run(args)
+        except Failure as exc:
+            return _fail(str(exc), exc.status)
+        except BrokenPipeError:
+            _silence_stdout()
+            return EXIT_BROKEN_PIPE
+        except KeyboardInterrupt:
+            return _interrupted()
+
+
+def _check_followed(parser: argparse.ArgumentParser, sources: Sequence[str]) -> None:
+    if len(sources) != 1 or STDIO in sources:
+        parser.error(
+            "--follow follows one file: give one SOURCE, a path (stdin needs no --follow: it "
+            "is read until it ends)"
+        )
+    try:
+        check_followable(sources[0])
+    except ValueError as exc:
+        parser.error(f"--follow: {exc}")
+
+
+def _interrupted() -> int:
+    """Ctrl-C: what was written is flushed, and the exit is quiet."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        _silence_stdout()  # a closed or broken stdout: the user asked to stop, quietly
+    return EXIT_INTERRUPTED
+
+
+@contextmanager
+def _notes() -> Iterator[None]:
+    """The library's notes (a followed file read again from its start) as ``note: ...`` lines
+    on stderr, while a command runs."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("note: %(message)s"))
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+
+
+def _fail(message: str, status: int = EXIT_DATA_ERROR) -> int:
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, ValueError):
+        _silence_stdout()
+    print(f"error: {message}", file=sys.stderr)
+    return status
+
+
+def _silence_stdout() -> None:
+    # Python flushes stdout again at exit; point it at devnull so that flush cannot fail loudly.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+def _run_default(args: argparse.Namespace) -> int:
+    data = pack_items(get_iter(DEFAULT_MESSAGES, DEFAULT_SEED))
+    with reading("<built-in reference stream>", data, ReadOptions()) as reader:
+        print(summarise(reader).line())
+    return 0

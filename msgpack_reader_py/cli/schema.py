@@ -1,0 +1,70 @@
+"""``msgpack-reader schema``: a record type inferred from a stream's records, printed as
+Python."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..infer import InferenceError
+from ..inferred import infer_sources
+from ._common import (
+    Failure,
+    command,
+    infer_option,
+    inference,
+    phrased,
+    read_options,
+    reader_options,
+    sources_of,
+)
+
+
+def add(commands: Any) -> None:
+    """The ``schema`` command and its options."""
+    schema = command(
+        commands,
+        "schema",
+        "print a record type for a stream's records",
+        "Infer a record type from every record of the SOURCEs (a file: its first records, then "
+        "a check of the rest, widened by any record that does not fit; stdin: its first "
+        "records) and print it as Python source: a dataclass named Record, with a class of its "
+        "own for each nested record; records of several kinds, told apart by a tag such as "
+        "type, get a class each, and Record is their union. Save it to a file and read the "
+        "stream with it, checked: --type FILE.py:Record. Map keys become fields; arrays become "
+        "fields f0, f1, ...",
+    )
+    reader_options(schema, None)
+    schema.add_argument(
+        "--format",
+        choices=("dataclass", "struct"),
+        default="dataclass",
+        help="a dataclass or a msgspec.Struct (default: %(default)s)",
+    )
+    infer_option(schema)
+    schema.set_defaults(run=_run_schema)
+
+
+def _run_schema(args: argparse.Namespace) -> int:
+    sources = sources_of(args.sources)
+    names = [name for name, _ in sources]
+    label = names[0] if len(sources) == 1 else ", ".join(names)
+    try:
+        with phrased(label):
+            _, schema = infer_sources(
+                [target for _, target in sources],
+                force=args.force,
+                options=read_options(args),
+                **inference(args),
+            )
+    except InferenceError as exc:
+        raise Failure(f"{label}: cannot infer a record type: {exc}") from exc
+    if schema.checked is not None:
+        note = f" from the {schema.checked} records of {label}"
+    else:
+        note = f" from the first {schema.records} records of {label}"
+    if args.fluentd:
+        note += " (read it with --fluentd)"
+    sys.stdout.write(schema.source(args.format, note=note))
+    return 0
