@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import importlib
 import json
 import math
@@ -36,6 +37,7 @@ from msgpack_reader_py import dask as dask_module
 from msgpack_reader_py._extras import MissingExtraError
 from msgpack_reader_py.arrow import read_batches, read_table
 from msgpack_reader_py.dask import _frame, open_files, pandas_dtypes, read_bag, read_dataframe
+from msgpack_reader_py.ext import fluentd_event_time
 from tests.reference import offsets_of
 
 TIMEOUT = 60
@@ -287,6 +289,61 @@ def test_kinds_on_a_cluster_one_table_and_a_bag_of_each_kind(
     records = read_bag(pattern, Click | Key).compute(scheduler=client)
     assert records == read_all(sorted(tmp_path.glob("*.msgpack")), Click | Key)
     assert {type(r) for r in records} == {Click, Key}
+
+
+@dataclass
+class LogLine:
+    """A Fluentd entry's record (importable by the workers)."""
+
+    message: str
+    level: str
+    count: int
+
+
+class FluentdEntry(NamedTuple):
+    """``[EventTime, {record}]``, EventTime read by the ``fluentd_event_time`` hook."""
+
+    time: datetime.datetime
+    record: LogLine
+
+
+FLUENTD = Path(__file__).resolve().parents[1] / "tests" / "encoders" / "data" / "go_fluentd.msgpack"
+
+
+def test_a_fluentd_log_reads_on_a_cluster_with_its_ext_hook(
+    client: distributed.Client, tmp_path: Path
+) -> None:
+    for part in range(2):
+        (tmp_path / f"{part}.msgpack").write_bytes(FLUENTD.read_bytes())
+    pattern = str(tmp_path / "*.msgpack")
+    single = list(StreamingReader(FLUENTD, FluentdEntry, ext_hook=fluentd_event_time))
+    bag = read_bag(pattern, FluentdEntry, ext_hook=fluentd_event_time)
+    assert bag.compute(scheduler=client) == single * 2
+    frame = read_dataframe(pattern, FluentdEntry, ext_hook=fluentd_event_time)
+    computed = frame.compute(scheduler=client)
+    assert list(computed["time"]) == [entry.time for entry in single] * 2
+    with pytest.raises(ReaderError, match="expected datetime, got extension type 0"):
+        read_bag(pattern, FluentdEntry).compute(scheduler=client)
+
+
+def test_skip_mode_on_a_cluster_passes_over_what_is_not_a_record(
+    client: distributed.Client, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    items = list(get_iter(30))
+    data = pack_items(items[:10]) + msgpack.packb("not an item") + pack_items(items[10:])
+    (tmp_path / "a.msgpack").write_bytes(data)
+    pattern = str(tmp_path / "*.msgpack")
+    with pytest.raises(ReaderError, match="record 10 at byte"):
+        read_dataframe(pattern).compute(scheduler=client)
+    frame = read_dataframe(pattern, on_error="skip").compute(scheduler=client)
+    assert list(frame["id"]) == [item.id for item in items]
+    assert read_bag(pattern, on_error="skip").compute(scheduler=client) == items
+    # In this process, where a partition is read too, what was skipped is said.
+    with caplog.at_level("WARNING", logger="msgpack_reader_py"):
+        read_bag(pattern, on_error="skip").compute(scheduler="sync")
+    assert (
+        "a.msgpack: skipped 1 record that is not a record of the type; the first: " in caplog.text
+    )
 
 
 # --- a corrupt file among good ones, on the cluster ----------------------------------------------

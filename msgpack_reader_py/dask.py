@@ -117,11 +117,11 @@ def _note_skipped(file: OpenFile, count: int, errors: list[RecordError]) -> None
     over in a file: a partition has no other way to tell it."""
     if count:
         logger.warning(
-            "%s: skipped %d record%s that %s not records of the type; the first: %s",
+            "%s: skipped %s; the first: %s",
             _name(file),
-            count,
-            "" if count == 1 else "s",
-            "is" if count == 1 else "are",
+            "1 record that is not a record of the type"
+            if count == 1
+            else f"{count} records that are not records of the type",
             errors[0],
         )
 

@@ -256,7 +256,7 @@ def data_error(name: str, exc: ReaderError, hint: str = "") -> Failure:
 
 def for_the_command_line(exc: ReaderError, source: str | None) -> ReaderError:
     """``exc`` naming ``source``, and the flag where the library's message names its keyword."""
-    reason = exc.reason.replace(FORCE, "--force")
+    reason = exc.reason.replace(FORCE, "--force").replace("decompress=False", "--no-decompress")
     if isinstance(exc, RecordTooLargeError):
         reason = reason.replace("max_record_size", "--max-record-size")
     return type(exc)(reason, index=exc.index, offset=exc.offset, source=source)
