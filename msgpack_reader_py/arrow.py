@@ -29,7 +29,8 @@ try:
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
     raise missing_extra(exc, "arrow", feature="msgpack_reader_py.arrow") from None
 
-from ._shared import shared
+from ._cache import cached
+from .columns import annotation_text, columns_of, members
 from .decoding import plain_values
 from .delivery import Plan
 from .errors import describe
@@ -44,7 +45,6 @@ from .record_type import (
     union_fields,
     union_members,
 )
-from .schema import annotation_text, members, record_schema
 from .sources import Source
 from .streaming_reader import SourceReader, chained
 
@@ -77,7 +77,7 @@ _SUPPORTED = (
 )
 
 
-@shared(maxsize=256)
+@cached(maxsize=256)
 def arrow_schema(record_type: Any = Item) -> pa.Schema:
     """The Arrow schema of ``record_type``'s records: one column per field, in order.
 
@@ -90,15 +90,15 @@ def arrow_schema(record_type: Any = Item) -> pa.Schema:
     ``tuple[...]`` record type are named ``"0"``, ``"1"``, and so on. Raises ``TypeError`` for
     any other annotation.
     """
-    schema = record_schema(record_type)
+    columns = columns_of(record_type)
     fields = []
-    for position, spec in enumerate(schema.fields):
-        column = str(position) if schema.kind == "tuple" else spec.name
+    for position, spec in enumerate(columns.fields):
+        column = str(position) if columns.kind == "tuple" else spec.name
         try:
             fields.append(_arrow_field(column, spec.annotation))
         except _NoArrowType as exc:
             raise TypeError(
-                f"field `{spec.name}{exc.path}` of {type_label(schema.record_type)} is annotated "
+                f"field `{spec.name}{exc.path}` of {type_label(columns.record_type)} is annotated "
                 f"{annotation_text(exc.annotation)}; an Arrow column needs {_SUPPORTED}"
             ) from None
     return pa.schema(fields)
@@ -177,7 +177,7 @@ def _of_values(values: list[Any]) -> pa.DataType:
     raise _NoArrowType(typing.Literal[tuple(values)])
 
 
-class _Columns:
+class _ArrowColumns:
     """The reader's batch converter: checked tuples in, one ``StructArray`` out.
 
     With a projection (``positions`` of the wanted fields, in the wanted order), only those
@@ -306,16 +306,16 @@ class BatchReader(SourceReader[pa.RecordBatch]):
         read = ReadOptions.of(options, dict(keywords), "BatchReader()")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
             raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
-        fields = record_schema(record_type)
+        fields = columns_of(record_type)
         full = arrow_schema(record_type)
         positions = None if columns is None else _positions(full, columns)
         self.schema = full if positions is None else pa.schema([full.field(p) for p in positions])
         self.batch_size = batch_size
         labels = [fields.names[p] for p in positions or range(len(full))]
-        columns_of = _Columns(self.schema, positions, labels, plain=not fields.flat)
+        converter = _ArrowColumns(self.schema, positions, labels, plain=not fields.flat)
         plan = Plan(
             record_type,
-            convert=columns_of,
+            convert=converter,
             ext_hook=read.ext_hook,
             forbid_unknown_keys=read.forbid_unknown_keys,
         )

@@ -22,7 +22,7 @@ from typing import Any
 
 import msgspec
 
-from ._shared import shared
+from ._cache import cached
 from .errors import describe
 from .ext import ExtHook
 from .forms import (
@@ -110,7 +110,9 @@ class _Decoding:
                 cause = broken.__cause__
                 found = locate(self.record_type, data, None)
                 if found is not None and isinstance(cause, UnicodeDecodeError) and found[0]:
-                    broken = RecordFailure(f"{broken.bare}, in field `{found[0]}`", decodable=False)
+                    broken = RecordFailure(
+                        f"{broken.reason}, in field `{found[0]}`", decodable=False
+                    )
                 raise broken from cause
             if isinstance(exc, msgspec.ValidationError):
                 raise self._failure(str(exc), data) from exc
@@ -164,7 +166,7 @@ class RecordDecoder(_Decoding):
         if record_type is Any:
             wire: Any = Any
             self._finish = identity
-        elif is_mapping(record_type):  # no columns: RecordSchema refuses it for rows
+        elif is_mapping(record_type):  # no columns: Columns refuses it for rows
             wire, convert = Compiler(ext_hook, forbid_unknown_keys, _nested).wire(record_type)
             self._finish = identity if convert is None else lambda d: list(map(convert, d))
         else:
@@ -494,7 +496,7 @@ def _reader(kind: str | None) -> Callable[[str], Callable[[Any], Any]]:
     return operator.attrgetter
 
 
-@shared(maxsize=64)
+@cached(maxsize=64)
 def record_decoder(
     record_type: Any,
     *,

@@ -229,7 +229,7 @@ def _one_by_one(
         except RecordFailure as failure:
             index, offset = run.where(position)
             error: ReaderError = (RecordError if failure.decodable else DecodeError)(
-                failure.reason, index=index, offset=offset
+                str(failure), index=index, offset=offset
             )
             if not failure.decodable:
                 # msgpack's skip takes a length it overflows (ext32 0xffffffff) for a whole

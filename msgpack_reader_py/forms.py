@@ -352,7 +352,7 @@ class Compiler:
                 if failure.field:
                     raise
                 raise RecordFailure(
-                    f"is no {inner.kinds.label} record: {failure.bare}",
+                    f"is no {inner.kinds.label} record: {failure.reason}",
                     decodable=failure.decodable,
                 ) from failure
 

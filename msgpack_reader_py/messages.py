@@ -68,7 +68,9 @@ _KEY_IN = re.compile(r"^(?P<message>.*) - at `key` in `\$(?P<path>[^`]*)`$", re.
 
 
 class RecordFailure(Exception):
-    """A record that is not a record of the type: ``reason`` names the field path.
+    """A record that is not a record of the type. Its message (``str()``) names the field path
+    (``field `inner.tags[2]` expected int, got str 'x'``); ``reason`` is what is wrong there,
+    without it, as a :class:`~.errors.ReaderError`'s ``reason`` is without the location.
 
     ``decodable`` is ``False`` when the bytes cannot be decoded at all (invalid UTF-8, nesting
     too deep), whatever the type.
@@ -76,15 +78,14 @@ class RecordFailure(Exception):
 
     def __init__(self, reason: str, *, decodable: bool = True, field: str = "") -> None:
         super().__init__(f"field `{field}` {reason}" if field else reason)
-        self.reason = str(self)
-        self.bare = reason
+        self.reason = reason
         self.decodable = decodable
         self.field = field
 
     def within(self, name: str) -> RecordFailure:
         """The same failure, for the field ``name`` of the record that holds this one."""
         field = f"{name}.{self.field}" if self.field else name
-        return RecordFailure(self.bare, decodable=self.decodable, field=field)
+        return RecordFailure(self.reason, decodable=self.decodable, field=field)
 
 
 class HookFailure(Exception):

@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from ._shared import shared
+from ._cache import cached
 
 __all__ = [
     "ABSENT",
@@ -100,7 +100,7 @@ def is_fixed_tuple(tp: Any) -> bool:
     return typing.get_origin(tp) is tuple and bool(args) and Ellipsis not in args
 
 
-@shared(maxsize=256)
+@cached(maxsize=256)
 def record_fields(tp: Any) -> tuple[FieldSpec, ...]:
     """The fields of a record type in wire order (a ``tuple[...]`` type's are ``[0]``, ...).
 
@@ -281,7 +281,7 @@ class Kinds:
         )
 
 
-@shared(maxsize=256)
+@cached(maxsize=256)
 def record_kinds(union: Any) -> Kinds:
     """The kinds of the union record type ``union`` and their tag.
 
@@ -367,7 +367,7 @@ def _conflict(members: tuple[Any, ...], tags: list[_Tag]) -> str:
     return ""
 
 
-@shared(maxsize=256)
+@cached(maxsize=256)
 def union_fields(union: Any) -> tuple[FieldSpec, ...]:
     """The columns of a union record type's records, as fields: first the tag (named
     :attr:`Kinds.name`), then every kind's own fields in the order they first appear, made

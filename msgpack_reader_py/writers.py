@@ -41,8 +41,8 @@ import msgpack
 import msgspec
 from msgspec.msgpack import Ext
 
+from .columns import Columns, columns_of, members
 from .ext import rfc3339
-from .schema import RecordSchema, members, record_schema
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -122,7 +122,7 @@ class JsonLines:
     """JSON Lines: one JSON value per record. With ``names``, each record is a row of field
     values (typed records), written as an object keyed by the names; without, each record is
     an untyped value, written as it is. With ``kinds`` (rows of a union of kinds, the tag
-    first: see :meth:`~.schema.RecordSchema.own_columns`), each object holds its own kind's
+    first: see :meth:`~.columns.Columns.own_columns`), each object holds its own kind's
     fields only."""
 
     def __init__(
@@ -225,12 +225,12 @@ def text_out(
         if record_type is None:
             write = JsonLines(text, allow_nan=allow_nan).write
         else:
-            schema = record_schema(record_type)
+            columns = columns_of(record_type)
             if to == "jsonl":
-                kinds = schema.own_columns()
-                write = JsonLines(text, schema.names, allow_nan=allow_nan, kinds=kinds).write
+                kinds = columns.own_columns()
+                write = JsonLines(text, columns.names, allow_nan=allow_nan, kinds=kinds).write
             else:
-                write = _cells(schema, CsvRows(text, schema.names, schema.text_fields()).write)
+                write = _cells(columns, CsvRows(text, columns.names, columns.text_fields()).write)
 
         def flushed(batch: Any) -> None:
             write(batch)
@@ -242,11 +242,11 @@ def text_out(
         text.detach()  # the stream is the caller's to close
 
 
-def _cells(schema: RecordSchema, write: Callable[[Any], None]) -> Callable[[Any], None]:
+def _cells(columns: Columns, write: Callable[[Any], None]) -> Callable[[Any], None]:
     """``write`` of CSV rows, with each field that is not text, a number or a bool as the text
     JSON gives it (``bytes`` as base64)."""
     plain = (str, int, float, bool, type(None))
-    rendered = [p for p, a in enumerate(schema.annotations) if members(a)[0] not in plain]
+    rendered = [p for p, a in enumerate(columns.annotations) if members(a)[0] not in plain]
     if not rendered:
         return write
 

@@ -1,9 +1,9 @@
 """A record type's columns, worked out once per type, for the writers of rows.
 
-:class:`RecordSchema` lists the columns of a record type's rows: its fields in wire order
+:class:`Columns` lists the columns of a record type's rows: its fields in wire order
 (their names, the map keys they are read from, their annotations), or, for a union of kinds,
 the tag and every kind's fields (:func:`~.record_type.union_fields`). The Arrow columns
-(:mod:`.arrow`) and the CSV and JSON writers (:mod:`.convert`) derive what they need from it;
+(:mod:`.arrow`) and the CSV and JSON writers (:mod:`.writers`) derive what they need from it;
 the fields themselves are read by :mod:`.record_type`.
 """
 
@@ -13,7 +13,7 @@ import types
 import typing
 from typing import Any
 
-from ._shared import shared
+from ._cache import cached
 from .errors import type_name
 from .record_type import (
     ABSENT,
@@ -28,7 +28,7 @@ from .record_type import (
     union_members,
 )
 
-__all__ = ["RecordSchema", "annotation_text", "is_scalar", "members", "record_schema"]
+__all__ = ["Columns", "annotation_text", "columns_of", "is_scalar", "members"]
 
 # A tuple, not a set: an annotation may not be hashable (``Annotated[int, {"unit": "ms"}]``).
 _SCALARS = (int, float, str, bytes, bool, type(None))
@@ -59,9 +59,9 @@ def is_scalar(annotation: Any) -> bool:
     return inner in _SCALARS or literal_values(inner) is not None
 
 
-class RecordSchema:
+class Columns:
     """The columns of a record type's rows, in wire order; made once per type
-    (:func:`record_schema`) and shared, so nothing in it is changed by its users.
+    (:func:`columns_of`) and shared, so nothing in it is changed by its users.
 
     ``names`` are the fields' attribute names (``"[0]"``, ``"[1]"``, ... for a ``tuple[...]``
     type, whose records are the decoded tuples themselves); ``kind`` is ``"dataclass"``,
@@ -121,7 +121,7 @@ class RecordSchema:
         return [p for p, a in enumerate(self.annotations) if members(a)[0] is str]
 
 
-@shared(maxsize=256)
-def record_schema(record_type: Any) -> RecordSchema:
-    """The :class:`RecordSchema` of ``record_type``: worked out once per type, then shared."""
-    return RecordSchema(record_type)
+@cached(maxsize=256)
+def columns_of(record_type: Any) -> Columns:
+    """The :class:`Columns` of ``record_type``: worked out once per type, then shared."""
+    return Columns(record_type)

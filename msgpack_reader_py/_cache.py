@@ -1,4 +1,5 @@
-"""What is worked out from a record type once, and then shared by every reader of the type."""
+"""A memoiser that keys a call on every parameter's value: what is worked out once (from a
+record type, its compiled decoders) and then shared by every reader."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar, cast
 
-__all__ = ["shared"]
+__all__ = ["cached"]
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -15,10 +16,11 @@ _R = TypeVar("_R")
 _NAMED = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 
 
-def shared(maxsize: int) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
-    """Make a function of record types (and hooks) run once per set of arguments, its result
-    shared from then on: reading a type's annotations or compiling its decoders can cost more
-    than reading a small stream, and is paid again by every file of a many-file read.
+def cached(maxsize: int) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
+    """Make a function run once per set of arguments, its result shared from then on. The
+    package caches what it works out from record types and hooks: reading a type's
+    annotations or compiling its decoders can cost more than reading a small stream, and
+    would be paid again by every file of a many-file read.
 
     Calls that say the same thing in other words (a default left out or written out, an
     argument by position or by name) share one result: its key is every parameter's value,
@@ -30,7 +32,7 @@ def shared(maxsize: int) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
     def decorate(make: Callable[_P, _R]) -> Callable[_P, _R]:
         parameters = inspect.signature(make).parameters.values()
         if any(p.kind not in _NAMED for p in parameters):
-            raise TypeError(f"shared: every parameter of {make.__qualname__} must have a name")
+            raise TypeError(f"cached: every parameter of {make.__qualname__} must have a name")
         names = tuple(p.name for p in parameters)
         defaults = {p.name: p.default for p in parameters if p.default is not p.empty}
         positional = sum(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in parameters)
