@@ -1,14 +1,18 @@
-"""Fixtures shared by tests/ and integration/: the reference stream, made by our own generator."""
+"""Fixtures shared by tests/ and integration/: the reference stream (made by our own generator)
+and its rows, a follower's shortened pauses and counted looks, and a progress bar's shorter
+delay."""
 
 from __future__ import annotations
 
 import hashlib
 import signal
 from pathlib import Path
+from typing import IO, Any
 
 import pytest
 
-from msgpack_reader_py import Item, get_iter, pack_items
+from msgpack_reader_py import Item, _progress, follow, get_iter, pack_items
+from tests.helpers import BAR_DELAY, Looks, as_rows
 from tests.reference import REFERENCE_MESSAGES, REFERENCE_SEED, REFERENCE_SHA256, offsets_of
 
 # A process started in the background by a non-interactive shell (CI runners, `cmd &`) inherits
@@ -60,3 +64,37 @@ def reference_file(tmp_path: Path, reference_bytes: bytes) -> Path:
     path = tmp_path / "reference.msgpack"
     path.write_bytes(reference_bytes)
     return path
+
+
+@pytest.fixture(scope="session")
+def reference_rows(reference_items: list[Item]) -> list[dict[str, Any]]:
+    """The reference items as the rows an Arrow table of them must hold."""
+    return as_rows(reference_items)
+
+
+@pytest.fixture
+def short_pauses(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A follower's pauses at most 20 ms instead of 250 ms, so that the tests of following wait
+    less (each of their modules asks for it)."""
+    monkeypatch.setattr(follow, "LONGEST_WAIT", 0.02)
+
+
+@pytest.fixture
+def looks(monkeypatch: pytest.MonkeyPatch) -> Looks:
+    """Counts the followers' looks at their file."""
+    counter = Looks()
+    original = follow.Follower.changed
+
+    def counted(self: follow.Follower, stream: IO[bytes]) -> str | None:
+        counter.count += 1
+        return original(self, stream)
+
+    monkeypatch.setattr(follow.Follower, "changed", counted)
+    return counter
+
+
+@pytest.fixture
+def short_bar_delay(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The progress bar's delay in auto mode, shortened so that the "slow job" tests of
+    ``convert`` take a fraction of a second (each of their modules asks for it)."""
+    monkeypatch.setattr(_progress, "_DELAY", BAR_DELAY)

@@ -20,6 +20,7 @@ import msgpack
 import pytest
 
 from msgpack_reader_py import Item, get_iter, pack_items
+from tests.helpers import as_map
 from tests.reference import (
     REFERENCE_MESSAGES,
     REFERENCE_SHA256,
@@ -323,10 +324,6 @@ GOOD_ITEMS = list(get_iter(3, seed=11))
 GOOD = pack_items(GOOD_ITEMS)
 BAD_AT = len(GOOD)  # the failing record is record 3, at this byte
 DEFAULT_LIMIT = 100 * 1024 * 1024
-
-
-def as_map(item: Item) -> dict[str, Any]:
-    return {field: getattr(item, field) for field in Item.__dataclass_fields__}
 
 
 def without_line(item: Item) -> dict[str, Any]:

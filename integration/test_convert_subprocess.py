@@ -37,13 +37,12 @@ from integration.test_cli_subprocess import (
 from msgpack_reader_py import Item, get_iter, pack_items
 from msgpack_reader_py._progress import _DELAY as BAR_DELAY  # the real one, in a real process
 from msgpack_reader_py.writers import OutputFormat
-from tests.helpers import as_rows
-from tests.reference import REFERENCE_MESSAGES, REFERENCE_SIZE
-from tests.test_convert import (
+from tests.helpers import (
     COLUMN_FORMATS,
     MAGIC,
     PREVIOUS,
     TEXT_FORMATS,
+    as_rows,
     assert_directory_holds,
     broken_stream,
     data_lines,
@@ -51,6 +50,7 @@ from tests.test_convert import (
     summary,
     temporaries,
 )
+from tests.reference import REFERENCE_MESSAGES, REFERENCE_SIZE
 
 
 def run(

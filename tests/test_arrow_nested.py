@@ -16,7 +16,8 @@ import pytest
 
 from msgpack_reader_py import RecordError, StreamingReader
 from msgpack_reader_py.arrow import arrow_schema, read_batches, read_table
-from tests.test_typed_encoders import DATA, EVENT_FILES, Event, expected_events
+
+from .encoders import DATA, EVENT_FILES, Event, expected_events
 
 UTC = dt.timezone.utc
 

@@ -1,9 +1,10 @@
-"""The command line, run in-process through ``msgpack_reader_py.cli.main``."""
+"""The command line's commands, run in-process through ``msgpack_reader_py.cli.main``: the default
+job, ``read``, ``dump``, ``generate``, map-shaped records and usage errors.
+"""
 
 from __future__ import annotations
 
 import csv
-import dataclasses
 import errno
 import hashlib
 import io
@@ -12,19 +13,29 @@ import json
 import os
 import re
 import sys
-import types
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import msgpack
 import pytest
 
 import msgpack_reader_py
-from msgpack_reader_py import Item, cli, get_iter, pack_items
-from msgpack_reader_py.cli import generate as cli_generate
+from msgpack_reader_py import Item, get_iter, pack_items
 from msgpack_reader_py.cli import main
-from msgpack_reader_py.cli import read as cli_read
 
+from .helpers import (
+    EXIT_DATA_ERROR,
+    EXIT_USAGE,
+    FIELD_NAMES,
+    ITEM,
+    NOT_ITEMS_HINT,
+    error_line,
+    fake_stdin,
+    item_from_csv,
+    item_from_json,
+    reversed_map,
+    without,
+)
 from .reference import (
     REFERENCE_MESSAGES,
     REFERENCE_SEED,
@@ -34,55 +45,6 @@ from .reference import (
 )
 
 SUMMARY = re.compile(r"^Read (\d+) messages, sum_of_ids is (\d+) in [0-9.]+ ms \([0-9,]+ msg/s\)$")
-FIELD_NAMES = [field.name for field in dataclasses.fields(Item)]
-# dump and convert read records untyped unless told: tests of Item semantics ask for Items.
-ITEM = ["--type", "item"]
-# How an error line about a record that is not an Item ends.
-NOT_ITEMS_HINT = (
-    "; if the stream does not hold Items, look at it with --type any, or get a record type for "
-    "it from: msgpack-reader schema SOURCE"
-)
-EXIT_DATA_ERROR = 1
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
-EXIT_BROKEN_PIPE = 141
-
-
-# --- helpers -------------------------------------------------------------------------------------
-
-
-def fake_stdin(monkeypatch: pytest.MonkeyPatch, buffer: Any) -> None:
-    """Replace ``sys.stdin`` by an object whose ``.buffer`` is ``buffer``."""
-    monkeypatch.setattr(sys, "stdin", types.SimpleNamespace(buffer=buffer))
-
-
-def error_line(err: str) -> str:
-    """The single ``error: ...`` line of ``err``; fails unless that is all there is."""
-    lines = err.splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("error: "), err
-    assert err == lines[0] + "\n"
-    assert "Traceback" not in err
-    return lines[0]
-
-
-def item_from_json(line: str) -> Item:
-    record = json.loads(line)
-    assert list(record) == FIELD_NAMES
-    return Item(**record)
-
-
-def item_from_csv(row: list[str]) -> Item:
-    return Item(
-        int(row[0]),
-        int(row[1]),
-        int(row[2]),
-        int(row[3]),
-        int(row[4]),
-        float(row[5]),
-        row[6],
-        row[7],
-    )
 
 
 def record_sizes(record_offsets: list[int]) -> list[int]:
@@ -94,78 +56,6 @@ def assert_summary(line: str, records: int, sum_of_ids: int) -> None:
     assert match is not None, line
     assert int(match.group(1)) == records
     assert int(match.group(2)) == sum_of_ids
-
-
-class BrokenPipeBuffer(io.BytesIO):
-    """The binary side of a :class:`BrokenPipeStdout`: its writes count against the same
-    ``good_writes``."""
-
-    def __init__(self, stdout: BrokenPipeStdout) -> None:
-        super().__init__()
-        self._stdout = stdout
-
-    def write(self, data: Any, /) -> int:
-        self._stdout.take_a_write(bytes(data))
-        return super().write(data)
-
-
-class BrokenPipeStdout(io.StringIO):
-    """A text stdout whose reader goes away after ``good_writes`` writes, to it or to its
-    binary ``buffer``; ``writes`` holds what each of those delivered (binary writes as UTF-8
-    text)."""
-
-    def __init__(self, good_writes: int = 0) -> None:
-        super().__init__()
-        self.good_writes = good_writes
-        self.writes: list[str] = []
-        self._buffer = BrokenPipeBuffer(self)
-
-    @property
-    def buffer(self) -> BrokenPipeBuffer:
-        return self._buffer
-
-    def take_a_write(self, data: str | bytes) -> None:
-        if self.good_writes <= 0:
-            raise BrokenPipeError(errno.EPIPE, "Broken pipe")
-        self.good_writes -= 1
-        self.writes.append(data if isinstance(data, str) else data.decode("utf-8"))
-
-    def write(self, text: str, /) -> int:
-        self.take_a_write(text)
-        return super().write(text)
-
-
-class UnflushableStdout(io.StringIO):
-    """A stdout whose flush fails as a closed pipe's does."""
-
-    def flush(self) -> None:
-        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
-
-
-class InterruptedStream(io.RawIOBase):
-    """A binary stream that delivers ``data`` and is then interrupted (Ctrl-C) or fails."""
-
-    def __init__(self, data: bytes, exc: BaseException) -> None:
-        super().__init__()
-        self._data = io.BytesIO(data)
-        self._exc = exc
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, size: int = -1, /) -> bytes:
-        chunk = self._data.read(size)
-        if not chunk:
-            raise self._exc
-        return chunk
-
-
-def raise_keyboard_interrupt(*args: object, **kwargs: object) -> NoReturn:
-    raise KeyboardInterrupt
-
-
-def raise_broken_pipe(*args: object, **kwargs: object) -> NoReturn:
-    raise BrokenPipeError(errno.EPIPE, "Broken pipe")
 
 
 # --- the default job -----------------------------------------------------------------------------
@@ -437,7 +327,7 @@ def test_generate_into_a_missing_directory_fails(
 # --- reader options ------------------------------------------------------------------------------
 
 
-def test_read_of_valid_data_passes_validation(
+def test_read_of_valid_data_passes_every_check(
     capsys: pytest.CaptureFixture[str], reference_file: Path
 ) -> None:
     assert main(["read", str(reference_file), "--json"]) == 0
@@ -446,7 +336,7 @@ def test_read_of_valid_data_passes_validation(
     assert summary["sum_of_ids"] == REFERENCE_SUM_OF_IDS
 
 
-def test_dump_of_valid_data_passes_validation(
+def test_dump_of_valid_data_passes_every_check(
     capsys: pytest.CaptureFixture[str], reference_file: Path, reference_items: list[Item]
 ) -> None:
     assert main(["dump", str(reference_file), *ITEM, "--limit", "5"]) == 0
@@ -457,18 +347,10 @@ def test_dump_of_valid_data_passes_validation(
 # --- map-shaped records -------------------------------------------------------------------------
 
 
-def as_map(item: Item) -> dict[str, Any]:
-    """``item`` as a map keyed by field name, its keys in the reverse of the fields' order."""
-    return dict(reversed(list(zip(FIELD_NAMES, item.to_list(), strict=True))))
-
-
-GOOD_RECORD = next(iter(get_iter(1, seed=5)))
-
-
 def maps_and_arrays(items: list[Item]) -> bytes:
     """``items`` packed alternately as maps (even indices, with an unknown key) and arrays."""
     return b"".join(
-        msgpack.packb({**as_map(item), "host": "unknown keys are ignored"})
+        msgpack.packb({**reversed_map(item), "host": "unknown keys are ignored"})
         if index % 2 == 0
         else msgpack.packb(item.to_list())
         for index, item in enumerate(items)
@@ -516,7 +398,7 @@ def test_a_map_missing_a_field_after_maps_is_located(
 ) -> None:
     good = maps_and_arrays(reference_items[:3])
     path = tmp_path / "maps.msgpack"
-    path.write_bytes(good + msgpack.packb(without(as_map(reference_items[3]), "line")) + good)
+    path.write_bytes(good + msgpack.packb(without(reversed_map(reference_items[3]), "line")) + good)
     assert main(["dump", str(path), *ITEM]) == EXIT_DATA_ERROR
     out, err = capsys.readouterr()
     assert [item_from_json(line) for line in out.splitlines()] == reference_items[:3]
@@ -531,11 +413,11 @@ def test_skip_invalid_passes_over_maps_that_are_not_items(
 ) -> None:
     first, second, third = reference_items[:3]
     records: list[bytes] = [
-        msgpack.packb(as_map(first)),
-        msgpack.packb(without(as_map(reference_items[3]), "line")),
+        msgpack.packb(reversed_map(first)),
+        msgpack.packb(without(reversed_map(reference_items[3]), "line")),
         msgpack.packb(second.to_list()),
-        msgpack.packb({**as_map(reference_items[4]), "line": "x"}),
-        msgpack.packb(as_map(third)),
+        msgpack.packb({**reversed_map(reference_items[4]), "line": "x"}),
+        msgpack.packb(reversed_map(third)),
     ]
     path = tmp_path / "maps.msgpack"
     path.write_bytes(b"".join(records))
@@ -646,227 +528,6 @@ def test_max_record_size_one_byte_too_small(
     assert f"over --max-record-size={limit}; pass a larger --max-record-size" in line
 
 
-# --- data and I/O errors -------------------------------------------------------------------------
-
-
-def test_missing_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    path = tmp_path / "missing.msgpack"
-    assert main(["read", str(path)]) == EXIT_DATA_ERROR
-    out, err = capsys.readouterr()
-    assert out == ""
-    assert error_line(err) == f"error: {path}: {os.strerror(errno.ENOENT)}"
-
-
-def test_missing_file_dump(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    path = tmp_path / "missing.msgpack"
-    assert main(["dump", str(path), "--format", "csv"]) == EXIT_DATA_ERROR
-    out, err = capsys.readouterr()
-    assert out == ""
-    assert error_line(err) == f"error: {path}: {os.strerror(errno.ENOENT)}"
-
-
-def test_directory(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    assert main(["read", str(tmp_path)]) == EXIT_DATA_ERROR
-    out, err = capsys.readouterr()
-    assert out == ""
-    assert error_line(err) == f"error: {tmp_path}: {os.strerror(errno.EISDIR)}"
-
-
-def truncated_file(tmp_path: Path, reference_bytes: bytes) -> Path:
-    path = tmp_path / "truncated.msgpack"
-    path.write_bytes(reference_bytes[:-10])
-    return path
-
-
-def test_truncated_file_read(
-    capsys: pytest.CaptureFixture[str],
-    tmp_path: Path,
-    reference_bytes: bytes,
-    record_offsets: list[int],
-) -> None:
-    path = truncated_file(tmp_path, reference_bytes)
-    assert main(["read", str(path), "--json"]) == EXIT_DATA_ERROR
-    out, err = capsys.readouterr()
-    assert out == ""
-    line = error_line(err)
-    assert line.startswith(f"error: {path}: ")
-    assert "record 9999" in line
-    assert "byte 559383" in line
-    assert f"record {REFERENCE_MESSAGES - 1} at byte {record_offsets[-2]}" in line
-
-
-def test_truncated_file_dump_writes_the_records_before_the_error(
-    capsys: pytest.CaptureFixture[str],
-    tmp_path: Path,
-    reference_bytes: bytes,
-    reference_items: list[Item],
-) -> None:
-    path = truncated_file(tmp_path, reference_bytes)
-    assert main(["dump", str(path), *ITEM]) == EXIT_DATA_ERROR
-    out, err = capsys.readouterr()
-    assert [item_from_json(line) for line in out.splitlines()] == reference_items[:-1]
-    line = error_line(err)
-    assert line.startswith(f"error: {path}: ")
-    assert "record 9999" in line
-    assert "byte 559383" in line
-
-
-def test_truncated_file_dump_csv(
-    capsys: pytest.CaptureFixture[str],
-    tmp_path: Path,
-    reference_bytes: bytes,
-    reference_items: list[Item],
-) -> None:
-    path = truncated_file(tmp_path, reference_bytes)
-    assert main(["dump", str(path), *ITEM, "--format", "csv"]) == EXIT_DATA_ERROR
-    out, err = capsys.readouterr()
-    rows = list(csv.reader(io.StringIO(out)))
-    assert rows[0] == FIELD_NAMES
-    assert [item_from_csv(row) for row in rows[1:]] == reference_items[:-1]
-    assert "record 9999" in error_line(err)
-
-
-def test_truncated_stdin_names_stdin(
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    reference_bytes: bytes,
-) -> None:
-    fake_stdin(monkeypatch, io.BytesIO(reference_bytes[:-10]))
-    assert main(["read", "-"]) == EXIT_DATA_ERROR
-    out, err = capsys.readouterr()
-    assert out == ""
-    line = error_line(err)
-    assert line.startswith("error: <stdin>: ")
-    assert "record 9999" in line
-    assert "byte 559383" in line
-
-
-def test_corrupt_byte(
-    capsys: pytest.CaptureFixture[str],
-    tmp_path: Path,
-    reference_bytes: bytes,
-    reference_items: list[Item],
-    record_offsets: list[int],
-) -> None:
-    data = bytearray(reference_bytes)
-    data[record_offsets[5]] = 0xC1  # never valid MessagePack
-    path = tmp_path / "corrupt.msgpack"
-    path.write_bytes(data)
-    assert main(["dump", str(path), *ITEM]) == EXIT_DATA_ERROR
-    out, err = capsys.readouterr()
-    assert [item_from_json(line) for line in out.splitlines()] == reference_items[:5]
-    line = error_line(err)
-    assert line.startswith(f"error: {path}: record 5 at byte {record_offsets[5]}: ")
-    assert "not valid MessagePack" in line
-
-
-def test_corrupt_byte_inside_a_record(
-    capsys: pytest.CaptureFixture[str],
-    tmp_path: Path,
-    reference_bytes: bytes,
-    record_offsets: list[int],
-) -> None:
-    data = bytearray(reference_bytes)
-    data[record_offsets[7] + 2] = 0xC1  # the type byte of the record's second field
-    path = tmp_path / "corrupt.msgpack"
-    path.write_bytes(data)
-    assert main(["read", str(path)]) == EXIT_DATA_ERROR
-    out, err = capsys.readouterr()
-    assert out == ""
-    line = error_line(err)
-    assert f"record 7 at byte {record_offsets[7]}" in line
-    assert "not valid MessagePack" in line
-
-
-def without(record: dict[str, Any], field: str) -> dict[str, Any]:
-    return {key: value for key, value in record.items() if key != field}
-
-
-# value -> the reason the error line gives after "record 3 at byte N: "
-NOT_AN_ITEM: dict[str, tuple[object, str]] = {
-    "int": (5, "expected an array or a map of 8 fields, found int 5"),
-    "str": ("text", "expected an array or a map of 8 fields, found str 'text'"),
-    "short-array": (
-        [1, 2, 3],
-        "expected an array or a map of 8 fields, found an array of 3 values",
-    ),
-    "long-array": (
-        [*GOOD_RECORD.to_list(), 9],
-        "expected an array or a map of 8 fields, found an array of 9 values",
-    ),
-    "map-without-line": (
-        without(as_map(GOOD_RECORD), "line"),
-        "field `line` is missing (a map without its key, and no default)",
-    ),
-    "map-with-a-str-line": (
-        {**as_map(GOOD_RECORD), "line": "x"},
-        "field `line` expected int, got str 'x'",
-    ),
-    "map-with-a-bool-id": (
-        {**as_map(GOOD_RECORD), "id": True},
-        "field `id` expected int, got bool True",
-    ),
-}
-
-
-@pytest.mark.parametrize("name", list(NOT_AN_ITEM))
-def test_a_record_that_is_not_an_item(
-    capsys: pytest.CaptureFixture[str],
-    tmp_path: Path,
-    reference_items: list[Item],
-    record_offsets: list[int],
-    name: str,
-) -> None:
-    value, reason = NOT_AN_ITEM[name]
-    path = tmp_path / "not-a-record.msgpack"
-    path.write_bytes(pack_items(reference_items[:3]) + msgpack.packb(value))
-    assert main(["dump", str(path), *ITEM]) == EXIT_DATA_ERROR
-    out, err = capsys.readouterr()
-    assert [item_from_json(line) for line in out.splitlines()] == reference_items[:3]
-    assert error_line(err) == (
-        f"error: {path}: record 3 at byte {record_offsets[3]}: {reason}{NOT_ITEMS_HINT}"
-    )
-
-
-def test_stdin_io_error(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    fake_stdin(monkeypatch, InterruptedStream(b"", OSError(errno.EIO, os.strerror(errno.EIO))))
-    assert main(["read", "-"]) == EXIT_DATA_ERROR
-    out, err = capsys.readouterr()
-    assert out == ""
-    assert error_line(err) == f"error: <stdin>: {os.strerror(errno.EIO)}"
-
-
-def test_stdin_io_error_without_strerror(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], reference_bytes: bytes
-) -> None:
-    fake_stdin(monkeypatch, InterruptedStream(reference_bytes[:1000], OSError("device gone")))
-    assert main(["dump", "-"]) == EXIT_DATA_ERROR
-    out, err = capsys.readouterr()
-    assert len(out.splitlines()) > 0
-    assert error_line(err) == "error: <stdin>: device gone"
-
-
-def test_error_after_a_failed_stdout_flush(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    # The error line is still written when stdout cannot be flushed (its reader went away).
-    monkeypatch.setattr(sys, "stdout", UnflushableStdout())
-    assert main(["read", str(tmp_path / "missing.msgpack")]) == EXIT_DATA_ERROR
-    assert error_line(capsys.readouterr().err).startswith("error: ")
-
-
-def test_error_with_a_closed_stdout(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    closed = io.StringIO()
-    closed.close()
-    monkeypatch.setattr(sys, "stdout", closed)
-    assert main(["read", str(tmp_path / "missing.msgpack")]) == EXIT_DATA_ERROR
-    assert error_line(capsys.readouterr().err).startswith("error: ")
-
-
 # --- usage errors --------------------------------------------------------------------------------
 
 
@@ -922,118 +583,3 @@ def test_usage_error_does_not_touch_files(
         main(["generate", "--path", str(path), "--messages", "-1"])
     assert not path.exists()
     assert capsys.readouterr().out == ""
-
-
-# --- closed stdout and Ctrl-C --------------------------------------------------------------------
-
-
-def test_broken_pipe_during_dump(
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    reference_file: Path,
-    reference_items: list[Item],
-) -> None:
-    stdout = BrokenPipeStdout(good_writes=3)
-    monkeypatch.setattr(sys, "stdout", stdout)
-    assert main(["dump", str(reference_file), *ITEM]) == EXIT_BROKEN_PIPE
-    # dump writes a batch of records at a time: the three writes that went through held whole
-    # lines, the first records in order, and nothing was written after the pipe closed.
-    assert len(stdout.writes) == 3
-    assert all(write.endswith("\n") for write in stdout.writes)
-    dumped = [item_from_json(line) for line in "".join(stdout.writes).splitlines()]
-    assert len(dumped) >= 3
-    assert dumped == reference_items[: len(dumped)]
-    assert capsys.readouterr().err == ""
-
-
-def test_broken_pipe_during_dump_csv(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], reference_file: Path
-) -> None:
-    monkeypatch.setattr(sys, "stdout", BrokenPipeStdout())
-    assert main(["dump", str(reference_file), "--format", "csv"]) == EXIT_BROKEN_PIPE
-    assert capsys.readouterr().err == ""
-
-
-def test_broken_pipe_during_read(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], reference_file: Path
-) -> None:
-    monkeypatch.setattr(sys, "stdout", BrokenPipeStdout())
-    assert main(["read", str(reference_file)]) == EXIT_BROKEN_PIPE
-    assert capsys.readouterr().err == ""
-
-
-def test_broken_pipe_during_default_job(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setattr(sys, "stdout", BrokenPipeStdout())
-    assert main([]) == EXIT_BROKEN_PIPE
-    assert capsys.readouterr().err == ""
-
-
-def test_broken_pipe_during_generate_to_stdout(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    stdout = BrokenPipeStdout()
-    monkeypatch.setattr(sys, "stdout", stdout)
-    assert main(["generate", "--path", "-"]) == EXIT_BROKEN_PIPE
-    assert stdout.buffer.getvalue() == b""
-    assert capsys.readouterr().err == ""
-
-
-def test_broken_pipe_points_stdout_at_devnull(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], reference_file: Path
-) -> None:
-    # Python flushes stdout again at exit: after a broken pipe, stdout's descriptor must lead
-    # to the null device so that flush cannot fail.
-    with open(reference_file.parent / "stdout.txt", "w") as stdout:
-        monkeypatch.setattr(sys, "stdout", stdout)
-        monkeypatch.setattr(cli_read.Summary, "line", raise_broken_pipe)
-        assert main(["read", str(reference_file)]) == EXIT_BROKEN_PIPE
-        now = os.fstat(stdout.fileno())
-        devnull = os.stat(os.devnull)
-        assert (now.st_dev, now.st_ino, now.st_rdev) == (
-            devnull.st_dev,
-            devnull.st_ino,
-            devnull.st_rdev,
-        )
-    assert capsys.readouterr().err == ""
-
-
-def test_keyboard_interrupt_during_default_job(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setattr(cli, "pack_items", raise_keyboard_interrupt)
-    assert main([]) == EXIT_INTERRUPTED
-    assert capsys.readouterr() == ("", "")
-
-
-def test_keyboard_interrupt_while_reading_stdin(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], reference_bytes: bytes
-) -> None:
-    # Ctrl-C while blocked on stdin, after part of the stream arrived.
-    fake_stdin(monkeypatch, InterruptedStream(reference_bytes[:5000], KeyboardInterrupt()))
-    assert main(["read", "-"]) == EXIT_INTERRUPTED
-    assert capsys.readouterr() == ("", "")
-
-
-def test_keyboard_interrupt_during_dump(
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    reference_bytes: bytes,
-    reference_items: list[Item],
-) -> None:
-    fake_stdin(monkeypatch, InterruptedStream(reference_bytes[:5000], KeyboardInterrupt()))
-    assert main(["dump", "-", *ITEM]) == EXIT_INTERRUPTED
-    out, err = capsys.readouterr()
-    assert err == ""
-    dumped = [item_from_json(line) for line in out.splitlines()]
-    assert dumped == reference_items[: len(dumped)]
-    assert len(dumped) > 0
-
-
-def test_keyboard_interrupt_during_generate(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    monkeypatch.setattr(cli_generate, "write_items", raise_keyboard_interrupt)
-    assert main(["generate", "--path", str(tmp_path / "generated.msgpack")]) == EXIT_INTERRUPTED
-    assert capsys.readouterr() == ("", "")

@@ -14,7 +14,7 @@ import pytest
 from msgpack_reader_py import Item, get_iter, pack_items
 from msgpack_reader_py.cli import main
 
-from .test_cli import ITEM, NOT_ITEMS_HINT
+from .helpers import ITEM, NOT_ITEMS_HINT, error_line
 
 EXIT_DATA_ERROR = 1
 EXIT_USAGE = 2
@@ -24,12 +24,6 @@ TEXT = b"hello, world: this is not MessagePack\n" * 20
 def write(path: Path, items: list[Item]) -> Path:
     path.write_bytes(pack_items(items))
     return path
-
-
-def error_line(err: str) -> str:
-    assert err.count("\n") == 1, err
-    assert err.startswith("error: "), err
-    return err.rstrip("\n")
 
 
 @pytest.fixture

@@ -21,7 +21,8 @@ import pytest
 
 from msgpack_reader_py.cli import main
 
-from .test_encoder_fixtures import DATA, EVENT_FIELDS, EXPECTED, INNER_FIELDS
+from .encoders import DATA, EVENT_FIELDS, EXPECTED, INNER_FIELDS
+from .helpers import error_line
 
 MAP_FIXTURES = sorted(DATA.glob("*_events_map.msgpack"))
 ARRAY_FIXTURES = sorted(DATA.glob("*_events_array.msgpack"))
@@ -33,13 +34,6 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     status = main(list(argv))
     out, err = capsys.readouterr()
     return status, out, err
-
-
-def error_line(err: str) -> str:
-    assert err.count("\n") == 1, err
-    assert err.startswith("error: "), err
-    assert "Traceback" not in err
-    return err.rstrip("\n")
 
 
 def moment(text: str) -> dt.datetime:

@@ -1,23 +1,19 @@
-"""``convert`` over several sources and in skip mode; skip mode of the Arrow batch reader."""
+"""``convert`` over several sources and in skip mode."""
 
 from __future__ import annotations
 
 import io
-import json
 from pathlib import Path
 
 import msgpack
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 from msgpack_reader_py import Item, RecordError, TruncatedStreamError, get_iter, pack_items
-from msgpack_reader_py.arrow import read_batches, read_table
 from msgpack_reader_py.cli import main
 from msgpack_reader_py.convert import Conversion, convert
 from msgpack_reader_py.writers import FORMATS, OutputFormat
 
-from .test_cli import ITEM
+from .helpers import ITEM, read_back
 
 FIRST = list(get_iter(30))
 SECOND = list(get_iter(20, seed=7))
@@ -26,30 +22,9 @@ NOT_AN_ITEM = msgpack.packb("not an item")
 HUGE = msgpack.packb([2**64 - 1, 1, 2, 3, 4, 5.0, "f", "p"])
 
 
-def rows_of(data: bytes, to: OutputFormat) -> list[Item]:
-    if to == "parquet":
-        return [Item(**row) for row in pq.read_table(io.BytesIO(data)).to_pylist()]
-    if to == "arrow":
-        return [Item(**row) for row in pa.ipc.open_file(data).read_all().to_pylist()]
-    lines = data.decode().splitlines()
-    if to == "jsonl":
-        return [Item(**json.loads(line)) for line in lines]
-    import csv
-
-    records = list(csv.DictReader(lines))
-    return [
-        Item(
-            int(r["id"]),
-            int(r["process_id"]),
-            int(r["thread_id"]),
-            int(r["timestamp_ns"]),
-            int(r["line"]),
-            float(r["value"]),
-            r["filename"],
-            r["path"],
-        )
-        for r in records
-    ]
+def items_back(data: bytes, to: OutputFormat) -> list[Item]:
+    """The records of converted output, read back independently."""
+    return [Item(**row) for row in read_back(data, to)]
 
 
 @pytest.mark.parametrize("to", FORMATS)
@@ -65,7 +40,7 @@ def test_several_sources_become_one_output(tmp_path: Path, to: OutputFormat) -> 
         progress=lambda records, size: calls.append((records, size)),
     )
     assert result == Conversion(len(FIRST) + len(SECOND))
-    assert rows_of(out.getvalue(), to) == FIRST + SECOND
+    assert items_back(out.getvalue(), to) == FIRST + SECOND
     total = len(pack_items(FIRST)) + second.stat().st_size
     assert calls[-1] == (len(FIRST) + len(SECOND), total)  # cumulative over the sources
 
@@ -87,7 +62,7 @@ def test_an_error_in_a_later_source_names_it_after_the_earlier_records(
         convert([pack_items(FIRST), broken], out, to)
     assert info.value.index == len(SECOND) - 1
     if to in ("csv", "jsonl"):  # written as they come: the first source and the good records
-        assert rows_of(out.getvalue(), to) == FIRST + SECOND[:-1]
+        assert items_back(out.getvalue(), to) == FIRST + SECOND[:-1]
 
 
 def test_an_error_in_a_later_source_leaves_no_file(tmp_path: Path) -> None:
@@ -110,7 +85,7 @@ def test_skip_mode_passes_over_bad_records_and_counts_them(
         (5, len(pack_items(FIRST[:5]))),
         (len(FIRST) + 1, len(data) - len(NOT_AN_ITEM)),
     ]
-    assert rows_of(out.read_bytes(), to) == FIRST
+    assert items_back(out.read_bytes(), to) == FIRST
 
 
 @pytest.mark.parametrize("to", ["parquet", "arrow"])
@@ -125,7 +100,7 @@ def test_skip_mode_passes_over_what_arrow_refuses(to: OutputFormat) -> None:
         assert result.errors[0].index == where
         assert result.errors[0].offset == len(pack_items(FIRST[:3]))
         assert "int64" in result.errors[0].reason
-        assert rows_of(out.getvalue(), to) == FIRST
+        assert items_back(out.getvalue(), to) == FIRST
 
 
 def test_without_skip_mode_what_arrow_refuses_is_an_error() -> None:
@@ -147,16 +122,6 @@ def test_bad_on_error_is_refused_at_the_call() -> None:
         convert(b"", io.BytesIO(), "csv", on_error="ignore")  # type: ignore[arg-type]
 
 
-def test_batch_reader_in_skip_mode() -> None:
-    data = NOT_AN_ITEM + pack_items(FIRST) + HUGE
-    with read_batches(data, batch_size=7, read_size=50, on_error="skip") as batches:
-        rows = [Item(**row) for batch in batches for row in batch.to_pylist()]
-        assert rows == FIRST
-        assert batches.skipped == 2
-        assert [error.index for error in batches.errors] == [0, len(FIRST) + 1]
-    assert read_table(data, on_error="skip").num_rows == len(FIRST)
-
-
 # --- the command line ----------------------------------------------------------------------------
 
 
@@ -172,7 +137,7 @@ def test_convert_several_sources_on_the_command_line(
         f"Wrote {len(FIRST) + len(SECOND)} records to {out} (jsonl)\n",
         "",
     )
-    assert rows_of(out.read_bytes(), "jsonl") == FIRST + SECOND
+    assert items_back(out.read_bytes(), "jsonl") == FIRST + SECOND
 
 
 @pytest.mark.parametrize("to", FORMATS)
@@ -204,4 +169,4 @@ def test_convert_skip_invalid_with_good_records_reports_on_stderr(
     stdout, err = capsys.readouterr()
     assert stdout == f"Wrote {len(FIRST)} records to {out} (csv)\n"
     assert err.startswith(f"{source}: skipped 1 invalid record; the first: record 0 at byte 0: ")
-    assert rows_of(out.read_bytes(), "csv") == FIRST
+    assert items_back(out.read_bytes(), "csv") == FIRST

@@ -20,12 +20,11 @@ import pytest
 import msgpack_reader_py
 from msgpack_reader_py import Item, ReaderError, RecordError, StreamingReader
 from tests.corpus import make_corpus
-from tests.helpers import Loose
+
+from .helpers import Loose
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 MANIFEST = CORPUS / "manifest.json"
-
-
 RECORD_TYPES: dict[str, type[Any]] = {"Item": Item, "Loose": Loose}
 ERROR_CLASSES = {
     name: getattr(msgpack_reader_py, name)

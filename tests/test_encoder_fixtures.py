@@ -9,7 +9,6 @@ maps as maps and arrays as arrays. How each file was written, and how to write i
 from __future__ import annotations
 
 import datetime as dt
-import json
 import struct
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -17,11 +16,7 @@ from typing import Any, NamedTuple
 import msgpack
 import pytest
 
-from tests.encoders import make_expected
-
-ENCODERS = Path(__file__).resolve().parent / "encoders"
-DATA = ENCODERS / "data"
-EXPECTED: dict[str, Any] = json.loads((ENCODERS / "expected.json").read_text(encoding="utf-8"))
+from .encoders import DATA, ENCODERS, EVENT_FIELDS, EXPECTED, INNER_FIELDS, make_expected
 
 # The files the encoders write, as README.md lists them.
 FIXTURES = {
@@ -45,22 +40,6 @@ FIXTURES = {
     "rust_tagged_array.msgpack",
 }
 
-# The documented field order of the array forms.
-EVENT_FIELDS = (
-    "id",
-    "process_id",
-    "thread_id",
-    "timestamp",
-    "line",
-    "value",
-    "filename",
-    "path",
-    "tags",
-    "attrs",
-    "inner",
-    "note",
-)
-INNER_FIELDS = ("name", "level")
 # The documented fields of each kind of tagged event, in order: the tag first.
 TAGGED_FIELDS = {
     "click": ("type", "seq", "x", "y", "button"),

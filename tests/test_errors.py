@@ -1,9 +1,11 @@
-"""The error contract: exact index and offset, chained causes, messages, no resynchronisation."""
+"""The error contract: exact index and offset, chained causes, messages, no resynchronisation, for
+every kind of damaged stream; the error classes themselves.
+"""
 
 from __future__ import annotations
 
 import pickle
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgpack
@@ -19,27 +21,25 @@ from msgpack_reader_py import (
     RecordTooLargeError,
     StreamingReader,
     TruncatedStreamError,
-    get_iter,
-    pack_items,
 )
-from msgpack_reader_py.options import DEFAULT_READ_SIZE
-from tests.helpers import Loose, assert_located, drain
 
-# --------------------------------------------------------------------------------------------
-# Helpers
-# --------------------------------------------------------------------------------------------
-
-FIELD_NAMES = [item_field.name for item_field in fields(Item)]
-PREFIX_ITEMS = list(get_iter(3, seed=7))
-PREFIX = pack_items(PREFIX_ITEMS)
-START = len(PREFIX)  # where the failing record starts, after the three good ones
+from .helpers import (
+    FIELD_NAMES,
+    LONG_PATH,
+    LOOSE_ITEMS,
+    LOOSE_PREFIX,
+    PREFIX,
+    PREFIX_ITEMS,
+    START,
+    Loose,
+    assert_finished,
+    assert_located,
+    drain,
+    packed,
+)
 
 # An Item whose wire form has every kind of field: uint64, float64, fixstr, str8.
 BIG = Item(70000, 2**16, 2**32, 2**64 - 1, -(2**63), 0.1, "FILENAME", "P" * 40)
-
-
-def packed(value: Any) -> bytes:
-    return msgpack.packb(value)
 
 
 def field_offsets(values: list[Any]) -> list[int]:
@@ -50,14 +50,6 @@ def field_offsets(values: list[Any]) -> list[int]:
         offsets.append(offsets[-1] + len(packed(value)))
     assert offsets[-1] == len(whole)
     return offsets
-
-
-def assert_finished(reader: StreamingReader[Any]) -> None:
-    """After an error the reader yields nothing more, ever: no resynchronisation."""
-    with pytest.raises(StopIteration):
-        next(reader)
-    with pytest.raises(StopIteration):
-        next(reader)
 
 
 @dataclass
@@ -86,10 +78,11 @@ def cut(values: list[Any], at: int) -> bytes:
 
 ITEM_FIELDS = field_offsets(BIG.to_list())  # [header end, after id, ..., after path]
 TS, VALUE, FILENAME, PATH = ITEM_FIELDS[3], ITEM_FIELDS[5], ITEM_FIELDS[6], ITEM_FIELDS[7]
-LOOSE_PREFIX = packed(["k", 1]) + packed(["l", [2]])
-LOOSE_ITEMS = [Loose("k", 1), Loose("l", [2])]  # an Any field holds arrays as lists
+
+
 DEEP = b"\x91" * 2000 + b"\xc0"
-LONG_PATH = Item(1, 2, 3, 4, 5, 6.0, "F", "x" * 2000)
+
+
 BIG_MAP = dict(zip(FIELD_NAMES, BIG.to_list(), strict=True))  # BIG as a map of its fields
 MISSING_ID = "field `id` is missing (a map without its key, and no default)"
 
@@ -385,6 +378,9 @@ CASES: dict[str, Case] = {
 }
 
 
+# --- every damaged stream ---------------------------------------------------------------------
+
+
 def make_reader(case: Case) -> StreamingReader[Any]:
     options = dict(case.options)
     record_type = options.pop("record_type", Item)
@@ -544,95 +540,6 @@ def test_empty_stream_gives_no_records_and_no_error() -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# RecordTooLargeError
-# --------------------------------------------------------------------------------------------
-
-
-def test_too_large_message_names_the_limit_and_how_to_raise_it() -> None:
-    _, error = drain(StreamingReader(packed(LONG_PATH.to_list()), max_record_size=1000))
-    assert type(error) is RecordTooLargeError
-    assert "max_record_size=1000" in str(error)
-    assert "pass a larger max_record_size" in str(error)
-
-
-def test_hostile_str_header_is_refused_without_reading_the_whole_stream() -> None:
-    limit, read_size = 1000, 100
-    data = PREFIX + b"\x98\x01\xdb\xff\xff\xff\xff" + b"x" * 100_000
-    reader = StreamingReader(data, max_record_size=limit, read_size=read_size)
-    got, error = drain(reader)
-    assert type(error) is RecordTooLargeError
-    assert got == PREFIX_ITEMS
-    assert_located(error, 3, START)
-    assert reader.bytes_read <= START + limit + read_size
-    assert "pass a larger max_record_size" in str(error)
-
-
-@pytest.mark.parametrize(
-    "header",
-    [
-        b"\xdb\xff\xff\xff\xff",
-        b"\xc6\xff\xff\xff\xff",
-        b"\xdd\xff\xff\xff\xff",
-        b"\xdf\xff\xff\xff\xff",
-    ],
-    ids=["str32", "bin32", "array32", "map32"],
-)
-def test_declared_length_over_the_limit_is_too_large_even_when_the_stream_ends(
-    header: bytes,
-) -> None:
-    """A record that declares a value larger than max_record_size is RecordTooLargeError.
-
-    msgpack checks str/bin lengths only once the payload is buffered, so a short stream after
-    a hostile str32/bin32 header must not turn the error into TruncatedStreamError: the
-    array32/map32 headers in the same place are reported as too large.
-    """
-    data = PREFIX + b"\x98\x01" + header + b"x" * 10
-    got, error = drain(StreamingReader(data, max_record_size=1000))
-    assert got == PREFIX_ITEMS
-    assert type(error) is RecordTooLargeError
-    assert_located(error, 3, START)
-    assert "max_record_size=1000" in str(error)
-
-
-@pytest.mark.parametrize("read_size", [1, 7, 50, DEFAULT_READ_SIZE])
-@pytest.mark.parametrize("excess", [1, 10])
-def test_record_larger_than_max_record_size_is_refused_whatever_the_read_size(
-    read_size: int, excess: int
-) -> None:
-    """max_record_size is "the largest encoded record accepted", not only the largest value."""
-    record = packed(Item(1, 2, 3, 4, 5, 1.5, "a" * 200, "b" * 200).to_list())
-    limit = len(record) - excess
-    assert all(len(packed(value)) < limit for value in msgpack.unpackb(record))
-    assert len(PREFIX) < limit  # the records around it are well within the limit
-    data = PREFIX + record + PREFIX
-    reader = StreamingReader(data, max_record_size=limit, read_size=read_size)
-    got, error = drain(reader)
-    assert type(error) is RecordTooLargeError
-    assert got == PREFIX_ITEMS
-    assert_located(error, 3, START)
-    assert f"max_record_size={limit}" in str(error)
-
-
-@pytest.mark.parametrize("read_size", [1, 7, 50, DEFAULT_READ_SIZE])
-def test_record_of_exactly_max_record_size_is_accepted(read_size: int) -> None:
-    item = Item(1, 2, 3, 4, 5, 1.5, "a" * 20, "b" * 20)
-    record = packed(item.to_list())
-    reader = StreamingReader(
-        PREFIX + record + PREFIX, max_record_size=len(record), read_size=read_size
-    )
-    assert list(reader) == [*PREFIX_ITEMS, item, *PREFIX_ITEMS]
-
-
-def test_record_far_larger_than_a_read_is_accepted_within_the_limit() -> None:
-    # 300 KiB of record arriving 4 KiB at a time: the unfinished record is inspected on the way
-    # (its first 64 KiB are kept for that) and must not be refused.
-    item = Item(1, 2, 3, 4, 5, 1.5, "f", "p" * 300_000)
-    record = packed(item.to_list())
-    reader = StreamingReader(PREFIX + record + PREFIX, max_record_size=len(record), read_size=4096)
-    assert list(reader) == [*PREFIX_ITEMS, item, *PREFIX_ITEMS]
-
-
-# --------------------------------------------------------------------------------------------
 # RecordError
 # --------------------------------------------------------------------------------------------
 
@@ -768,50 +675,3 @@ def test_values_in_messages_are_shortened() -> None:
     _, error = drain(StreamingReader(PREFIX + packed(huge)))
     assert type(error) is RecordError
     assert len(str(error)) < 300
-
-
-class TwoReads:
-    """A live source: ``first`` now, then ``rest`` (or a failure: on a socket, a hang)."""
-
-    def __init__(self, first: bytes, rest: bytes | None) -> None:
-        self.parts = [first, rest]
-
-    def read1(self, size: int = -1) -> bytes:
-        part = self.parts.pop(0) if self.parts else b""
-        if part is None:
-            raise AssertionError("asked for more data: on a socket this would block")
-        return part
-
-    read = read1
-
-
-@pytest.mark.parametrize(
-    ("header", "kind"),
-    [
-        (b"\xdb\xff\xff\xff\xff", "a str"),
-        (b"\xc6\xff\xff\xff\xff", "a bin"),
-        (b"\xc9\xff\xff\xff\xff\x05", "an ext"),
-        (b"\xda\xff\xff", "a str"),
-    ],
-)
-def test_hostile_header_after_records_in_the_same_read_is_refused_at_once(
-    header: bytes, kind: str
-) -> None:
-    source = TwoReads(PREFIX + b"\x98\x01" + header + b"x" * 10, None)
-    got, error = drain(StreamingReader(source, max_record_size=1000))
-    assert type(error) is RecordTooLargeError
-    assert got == PREFIX_ITEMS
-    assert_located(error, 3, START)
-    assert f"declares {kind} of" in str(error)
-
-
-def test_a_lookalike_header_inside_a_value_is_not_refused() -> None:
-    # The uint64 ends in the bytes of a str32 header claiming 0xffffffff; the decoder stops
-    # right after it (the next str16's length is cut), which looks like a hostile claim.
-    record = packed(["k", [0xDBFFFFFFFF, "s" * 300]])
-    stop = record.index(b"\xda")
-    assert record[stop - 5 : stop] == b"\xdb\xff\xff\xff\xff"
-    cut = stop + 2
-    source = TwoReads(LOOSE_PREFIX + record[:cut], record[cut:])
-    reader = StreamingReader(source, Loose, max_record_size=1000)
-    assert list(reader) == [*LOOSE_ITEMS, Loose("k", [0xDBFFFFFFFF, "s" * 300])]

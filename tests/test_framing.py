@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from msgpack_reader_py import DecodeError, Item, RecordError, StreamingReader, TruncatedStreamError
 from msgpack_reader_py.framing import _batches
 from msgpack_reader_py.options import DEFAULT_READ_SIZE, OnError
-from tests.helpers import Checked, examples
+
+from .helpers import Checked, examples
 
 
 @dataclass

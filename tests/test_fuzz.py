@@ -24,11 +24,9 @@ the whole file runs in about a minute even with the CI profile.
 
 from __future__ import annotations
 
-import io
 import os
 import re
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
@@ -52,8 +50,9 @@ from msgpack_reader_py import (
     pack_items,
 )
 from tests.corpus import make_corpus
-from tests.helpers import Loose
 from tests.wellformed import is_decoded_value
+
+from .helpers import Loose, every_source
 
 settings.register_profile("fuzz-ci", max_examples=2000, deadline=None)
 settings.register_profile("fuzz-dev", max_examples=100, deadline=None)
@@ -191,16 +190,6 @@ def deep_values() -> Iterator[None]:
         sys.setrecursionlimit(limit)
 
 
-class OneBytePerRead:
-    """A source that hands over one byte per read, whatever it is asked for."""
-
-    def __init__(self, data: bytes) -> None:
-        self._stream = io.BytesIO(data)
-
-    def read(self, size: int = -1) -> bytes:
-        return self._stream.read(1)
-
-
 def run(config: Config, source: Any, read_size: int | None = None) -> Outcome:
     """Read ``source`` to the end or the first error; anything but a ReaderError escapes."""
     reader = config.reader(source, read_size)
@@ -222,19 +211,9 @@ def run(config: Config, source: Any, read_size: int | None = None) -> Outcome:
 
 
 def outcomes_from_every_source(data: bytes, config: Config) -> Iterator[tuple[str, Outcome]]:
-    yield "bytes/65536", run(config, data, 65536)
-    yield "bytes/7", run(config, data, 7)
-    yield "BytesIO", run(config, io.BytesIO(data))
-    if len(data) <= SMALL_INPUT:
-        yield "bytes/1", run(config, data, 1)
-        yield "one byte per read", run(config, OneBytePerRead(data))
-    with tempfile.TemporaryDirectory() as directory:
-        path = os.path.join(directory, "stream.msgpack")
-        with open(path, "wb") as file:
-            file.write(data)
-        yield "path", run(config, path)
-        with open(path, "rb") as file:
-            yield "file/7", run(config, file, 7)
+    with every_source(data, byte_by_byte=len(data) <= SMALL_INPUT) as ways:
+        for name, source, read_size in ways:
+            yield name, run(config, source, read_size)
 
 
 def same_outcome_everywhere(data: bytes, config: Config) -> Outcome:

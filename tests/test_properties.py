@@ -5,9 +5,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import math
-import os
 import struct
-import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -27,8 +25,9 @@ from msgpack_reader_py import (
     pack_items,
     write_items,
 )
-from tests.helpers import examples
 from tests.reference import offsets_of
+
+from .helpers import as_map, every_source, examples, packed
 
 INT64_MIN = -(2**63)
 UINT64_MAX = 2**64 - 1
@@ -44,18 +43,13 @@ FIELDS = [field.name for field in dataclasses.fields(Item)]
 FieldKey = tuple[object, ...]
 
 
-def as_map(item: Item) -> bytes:
-    """The item as a MessagePack map of its fields by name, the other wire form a record has."""
-    return msgpack.packb(dict(zip(FIELDS, item.to_list(), strict=True)))
-
-
 @st.composite
 def mixed_streams(
     draw: st.DrawFn, min_size: int = 0, max_size: int = 8
 ) -> tuple[list[Item], list[bytes]]:
     """Items, and each one's bytes as an array or as a map (drawn per record)."""
     records = draw(st.lists(items, min_size=min_size, max_size=max_size))
-    pieces = [as_map(r) if draw(st.booleans()) else pack_items([r]) for r in records]
+    pieces = [packed(as_map(r)) if draw(st.booleans()) else pack_items([r]) for r in records]
     return records, pieces
 
 
@@ -98,14 +92,6 @@ def assert_same_items(got: list[Item], want: list[Item]) -> None:
         assert item_key(a) == item_key(b)
 
 
-class OneBytePerRead:
-    def __init__(self, data: bytes) -> None:
-        self._stream = io.BytesIO(data)
-
-    def read(self, size: int = -1) -> bytes:
-        return self._stream.read(1)
-
-
 Outcome = tuple[list[str], tuple[type[ReaderError], int, int] | None]
 
 
@@ -120,19 +106,10 @@ def outcome(reader: StreamingReader[Any]) -> Outcome:
 
 
 def outcomes_from_every_source(data: bytes, **options: Any) -> Iterator[tuple[str, Outcome]]:
-    for read_size in (1, 2, 7, 64 * 1024):
-        yield f"bytes/{read_size}", outcome(StreamingReader(data, read_size=read_size, **options))
-    yield "memoryview", outcome(StreamingReader(memoryview(data), **options))
-    yield "BytesIO", outcome(StreamingReader(io.BytesIO(data), **options))
-    yield "BytesIO/7", outcome(StreamingReader(io.BytesIO(data), read_size=7, **options))
-    yield "one byte per read", outcome(StreamingReader(OneBytePerRead(data), **options))
-    with tempfile.TemporaryDirectory() as directory:
-        path = os.path.join(directory, "data.msgpack")
-        with open(path, "wb") as file:
-            file.write(data)
-        yield "path", outcome(StreamingReader(path, **options))
-        with open(path, "rb") as file:
-            yield "file/2", outcome(StreamingReader(file, read_size=2, **options))
+    with every_source(data) as ways:
+        for name, source, read_size in ways:
+            sized = options if read_size is None else {**options, "read_size": read_size}
+            yield name, outcome(StreamingReader(source, **sized))
 
 
 def expected_after_cut(records: list[Item], offsets: list[int], cut: int) -> Outcome:

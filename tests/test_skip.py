@@ -21,7 +21,8 @@ from msgpack_reader_py import (
     pack_items,
 )
 from msgpack_reader_py.cli import main
-from tests.helpers import Checked
+
+from .helpers import Checked
 
 GOOD = list(get_iter(5, seed=3))
 INVALID: dict[str, Any] = {

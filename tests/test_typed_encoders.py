@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import json
-from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import msgpack
 import msgspec
@@ -16,32 +14,8 @@ import pytest
 from msgpack_reader_py import RecordError, StreamingReader
 from msgpack_reader_py.ext import fluentd_event_time
 
-ENCODERS = Path(__file__).resolve().parent / "encoders"
-DATA = ENCODERS / "data"
-EXPECTED: dict[str, Any] = json.loads((ENCODERS / "expected.json").read_text(encoding="utf-8"))
-EVENT_FILES = sorted(p.name for p in DATA.glob("*_events_*.msgpack"))
-
-
-@dataclasses.dataclass
-class Inner:
-    name: str
-    level: int
-
-
-@dataclasses.dataclass
-class Event:
-    id: int
-    process_id: int
-    thread_id: int
-    timestamp: dt.datetime
-    line: int
-    value: float
-    filename: str
-    path: str
-    tags: list[str]
-    attrs: dict[str, int]
-    inner: Inner
-    note: str | None
+from .encoders import DATA, EVENT_FILES, EXPECTED, Event, expected_events
+from .helpers import instant
 
 
 class InnerStruct(msgspec.Struct, array_like=True):
@@ -83,26 +57,6 @@ class LogRecord:
 class FluentdEntry(NamedTuple):
     time: dt.datetime
     record: LogRecord
-
-
-def instant(text: str) -> dt.datetime:
-    """An RFC 3339 instant with nanoseconds, rounded half up to microseconds."""
-    seconds, fraction = text.rstrip("Z").split(".")
-    base = dt.datetime.fromisoformat(seconds).replace(tzinfo=dt.timezone.utc)
-    return base + dt.timedelta(microseconds=(int(fraction) + 500) // 1000)
-
-
-def expected_events() -> list[Event]:
-    return [
-        Event(
-            **{
-                **record,
-                "timestamp": instant(record["timestamp"]),
-                "inner": Inner(**record["inner"]),
-            }
-        )
-        for record in EXPECTED["events"]
-    ]
 
 
 def test_there_are_fixtures_of_four_encoders_in_both_shapes() -> None:

@@ -8,8 +8,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import io
-import json
-from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 import msgspec
@@ -21,18 +19,11 @@ from msgpack_reader_py.convert import convert
 from msgpack_reader_py.ext import fluentd_event_time
 from msgpack_reader_py.inferred import infer_sources
 
-ENCODERS = Path(__file__).resolve().parent / "encoders"
-DATA = ENCODERS / "data"
-EXPECTED: dict[str, Any] = json.loads((ENCODERS / "expected.json").read_text(encoding="utf-8"))
+from .encoders import DATA, EXPECTED
+from .helpers import instant
+
 TAGGED = sorted(p.name for p in DATA.glob("*_tagged_*.msgpack"))
 FLUENT_BIT = sorted(p.name for p in DATA.glob("*_fluentbit.msgpack"))
-
-
-def instant(text: str) -> dt.datetime:
-    """An RFC 3339 instant with nanoseconds, rounded half up to microseconds."""
-    seconds, fraction = text.rstrip("Z").split(".")
-    base = dt.datetime.fromisoformat(seconds).replace(tzinfo=dt.timezone.utc)
-    return base + dt.timedelta(microseconds=(int(fraction) + 500) // 1000)
 
 
 # The events as tagged Structs: maps by their "type" key, arrays by their first value.

@@ -17,7 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from msgpack_reader_py import DecodeError, ReaderError, RecordError, StreamingReader
-from tests.helpers import examples
+
+from .helpers import examples
 
 
 class Colour(enum.Enum):

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from msgpack_reader_py.wire import declared_excess
-from tests.helpers import examples
+
+from .helpers import examples
 
 scalars = (
     st.none()

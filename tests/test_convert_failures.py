@@ -1,0 +1,321 @@
+"""``convert`` failing: broken input, Ctrl-C, a missing source, an output that cannot be written,
+no pyarrow. Each failure is checked for what it leaves behind: nothing under the output's
+name and no temporary file.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from msgpack_reader_py import Item
+from msgpack_reader_py.cli import main
+from msgpack_reader_py.writers import OutputFormat
+
+from .helpers import (
+    BROKEN_KINDS,
+    COLUMN_FORMATS,
+    EXIT_DATA_ERROR,
+    EXIT_INTERRUPTED,
+    FORMATS,
+    ITEM,
+    PREVIOUS,
+    TEXT_FORMATS,
+    InterruptedStream,
+    as_rows,
+    assert_directory_holds,
+    broken_stream,
+    data_lines,
+    error_line,
+    fake_stdin,
+    read_back,
+    summary,
+    temporaries,
+)
+from .reference import REFERENCE_MESSAGES
+
+pytestmark = pytest.mark.usefixtures("short_bar_delay")
+
+
+class FullBuffer(io.BytesIO):
+    """A binary stdout on a full disk."""
+
+    def write(self, data: Any, /) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+class FullStdout(io.StringIO):
+    def __init__(self) -> None:
+        super().__init__()
+        self._buffer = FullBuffer()
+
+    @property
+    def buffer(self) -> FullBuffer:
+        return self._buffer
+
+
+def block_pyarrow(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make pyarrow (and so ``msgpack_reader_py.arrow``) impossible to import."""
+    for name in list(sys.modules):
+        if name == "pyarrow" or name.startswith("pyarrow."):
+            monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.delitem(sys.modules, "msgpack_reader_py.arrow", raising=False)
+
+
+# --- failures leave nothing half-written ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("previous", [False, True], ids=["no-previous-out", "previous-out"])
+@pytest.mark.parametrize("to", FORMATS)
+@pytest.mark.parametrize("kind", BROKEN_KINDS)
+def test_broken_input_leaves_no_output(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    reference_items: list[Item],
+    reference_bytes: bytes,
+    record_offsets: list[int],
+    kind: str,
+    to: OutputFormat,
+    previous: bool,
+) -> None:
+    broken = broken_stream(kind, reference_items, reference_bytes, record_offsets)
+    source = tmp_path / "broken.msgpack"
+    source.write_bytes(broken.data)
+    out = tmp_path / f"out.{to}"
+    if previous:
+        out.write_bytes(PREVIOUS)
+        before = out.stat()
+    assert main(["convert", str(source), *ITEM, "--to", to, "-o", str(out)]) == EXIT_DATA_ERROR
+    stdout, err = capsys.readouterr()
+    assert stdout == ""
+    assert error_line(err).startswith(broken.error(source)), err
+    assert temporaries(out) == []
+    if previous:
+        assert out.read_bytes() == PREVIOUS
+        assert out.stat().st_ino == before.st_ino
+        assert_directory_holds(tmp_path, {source.name, out.name})
+    else:
+        assert not out.exists()
+        assert_directory_holds(tmp_path, {source.name})
+
+
+@pytest.mark.parametrize("to", FORMATS)
+def test_broken_stdin_names_stdin_and_leaves_no_output(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    reference_items: list[Item],
+    reference_bytes: bytes,
+    record_offsets: list[int],
+    to: OutputFormat,
+) -> None:
+    broken = broken_stream("truncated", reference_items, reference_bytes, record_offsets)
+    fake_stdin(monkeypatch, io.BytesIO(broken.data))
+    out = tmp_path / f"out.{to}"
+    assert main(["convert", "-", *ITEM, "--to", to, "-o", str(out)]) == EXIT_DATA_ERROR
+    stdout, err = capsys.readouterr()
+    assert stdout == ""
+    assert error_line(err).startswith(broken.error("<stdin>"))
+    assert_directory_holds(tmp_path, set())
+
+
+@pytest.mark.parametrize("to", FORMATS)
+@pytest.mark.parametrize("kind", BROKEN_KINDS)
+def test_broken_input_to_stdout_writes_the_records_before_the_error_first(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    reference_items: list[Item],
+    reference_bytes: bytes,
+    record_offsets: list[int],
+    kind: str,
+    to: OutputFormat,
+) -> None:
+    broken = broken_stream(kind, reference_items, reference_bytes, record_offsets)
+    source = tmp_path / "broken.msgpack"
+    source.write_bytes(broken.data)
+    # stdout and stderr write into one stream, so the order of what they wrote is kept.
+    log = io.BytesIO()
+    stdout = io.TextIOWrapper(log, encoding="utf-8", write_through=True)
+    stderr = io.TextIOWrapper(log, encoding="utf-8", write_through=True)
+    monkeypatch.setattr(sys, "stdout", stdout)
+    monkeypatch.setattr(sys, "stderr", stderr)
+    status = main(["convert", str(source), *ITEM, "--to", to, "-o", "-"])
+    monkeypatch.undo()
+    written = log.getvalue()
+    stdout.detach()
+    stderr.detach()
+    assert status == EXIT_DATA_ERROR
+    start = written.rfind(broken.error(source).encode())
+    assert start >= 0, written[-300:]
+    error_line(written[start:].decode())
+    data = written[:start]
+    assert read_back(data, to) == as_rows(reference_items[: broken.index])
+    if to in TEXT_FORMATS:
+        assert data_lines(data, to) == broken.index
+    assert_directory_holds(tmp_path, {source.name})
+
+
+@pytest.mark.parametrize("previous", [False, True], ids=["no-previous-out", "previous-out"])
+@pytest.mark.parametrize("to", FORMATS)
+def test_keyboard_interrupt_leaves_no_output(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    reference_bytes: bytes,
+    to: OutputFormat,
+    previous: bool,
+) -> None:
+    # Ctrl-C while blocked on stdin, after 200 KB (thousands of records) were converted.
+    fake_stdin(monkeypatch, InterruptedStream(reference_bytes[:200_000], KeyboardInterrupt()))
+    out = tmp_path / f"out.{to}"
+    if previous:
+        out.write_bytes(PREVIOUS)
+    assert main(["convert", "-", *ITEM, "--to", to, "-o", str(out)]) == EXIT_INTERRUPTED
+    assert capsys.readouterr() == ("", "")
+    assert temporaries(out) == []
+    if previous:
+        assert out.read_bytes() == PREVIOUS
+        assert_directory_holds(tmp_path, {out.name})
+    else:
+        assert_directory_holds(tmp_path, set())
+
+
+def test_keyboard_interrupt_with_a_progress_bar(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    reference_bytes: bytes,
+) -> None:
+    fake_stdin(monkeypatch, InterruptedStream(reference_bytes[:200_000], KeyboardInterrupt()))
+    out = tmp_path / "out.parquet"
+    argv = ["convert", "-", *ITEM, "--to", "parquet", "-o", str(out), "--progress", "always"]
+    assert main(argv) == EXIT_INTERRUPTED
+    assert capsys.readouterr().out == ""
+    assert_directory_holds(tmp_path, set())
+
+
+@pytest.mark.parametrize("to", FORMATS)
+def test_missing_source_leaves_no_output(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, to: OutputFormat
+) -> None:
+    source = tmp_path / "missing.msgpack"
+    out = tmp_path / f"out.{to}"
+    assert main(["convert", str(source), *ITEM, "--to", to, "-o", str(out)]) == EXIT_DATA_ERROR
+    stdout, err = capsys.readouterr()
+    assert stdout == ""
+    assert error_line(err) == f"error: {source}: {os.strerror(errno.ENOENT)}"
+    assert_directory_holds(tmp_path, set())
+
+
+@pytest.mark.parametrize("to", FORMATS)
+def test_output_into_a_missing_directory_fails(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, reference_path: Path, to: OutputFormat
+) -> None:
+    out = tmp_path / "no-such-directory" / f"out.{to}"
+    assert (
+        main(["convert", str(reference_path), *ITEM, "--to", to, "-o", str(out)]) == EXIT_DATA_ERROR
+    )
+    stdout, err = capsys.readouterr()
+    assert stdout == ""
+    assert error_line(err).endswith(f": {os.strerror(errno.ENOENT)}")
+    assert not out.parent.exists()
+    assert_directory_holds(tmp_path, set())
+
+
+@pytest.mark.parametrize("to", FORMATS)
+def test_output_onto_a_directory_fails_and_leaves_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, reference_path: Path, to: OutputFormat
+) -> None:
+    out = tmp_path / "a-directory"
+    out.mkdir()
+    (out / "inside").write_bytes(PREVIOUS)
+    assert (
+        main(["convert", str(reference_path), *ITEM, "--to", to, "-o", str(out)]) == EXIT_DATA_ERROR
+    )
+    stdout, err = capsys.readouterr()
+    assert stdout == ""
+    assert error_line(err).endswith(f": {os.strerror(errno.EISDIR)}")
+    assert (out / "inside").read_bytes() == PREVIOUS
+    assert_directory_holds(out, {"inside"})
+    assert_directory_holds(tmp_path, {out.name})
+
+
+@pytest.mark.parametrize("where", ["missing directory", "directory as OUT"])
+def test_output_error_names_the_output_not_a_temporary_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, reference_path: Path, where: str
+) -> None:
+    # The user named OUT; a temporary file beside it is an implementation detail they have
+    # never seen, and cannot act upon.
+    if where == "missing directory":
+        out = tmp_path / "no-such-directory" / "out.csv"
+        reason = os.strerror(errno.ENOENT)
+    else:
+        out = tmp_path / "a-directory"
+        out.mkdir()
+        reason = os.strerror(errno.EISDIR)
+    assert main(["convert", str(reference_path), *ITEM, "--to", "csv", "-o", str(out)]) == 1
+    assert error_line(capsys.readouterr().err) == f"error: {out}: {reason}"
+
+
+@pytest.mark.parametrize("to", FORMATS)
+def test_an_output_write_error_is_not_blamed_on_the_input(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    reference_path: Path,
+    to: OutputFormat,
+) -> None:
+    # stdout on a full disk: the input is fine, the error line must not say otherwise.
+    monkeypatch.setattr(sys, "stdout", FullStdout())
+    assert main(["convert", str(reference_path), *ITEM, "--to", to, "-o", "-"]) == EXIT_DATA_ERROR
+    line = error_line(capsys.readouterr().err)
+    assert line.endswith(f": {os.strerror(errno.ENOSPC)}")
+    assert str(reference_path) not in line
+
+
+# --- without pyarrow ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("to", COLUMN_FORMATS)
+def test_column_formats_without_pyarrow_are_one_error_line(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    reference_path: Path,
+    to: OutputFormat,
+) -> None:
+    block_pyarrow(monkeypatch)
+    out = tmp_path / f"out.{to}"
+    assert (
+        main(["convert", str(reference_path), *ITEM, "--to", to, "-o", str(out)]) == EXIT_DATA_ERROR
+    )
+    stdout, err = capsys.readouterr()
+    assert stdout == ""
+    line = error_line(err)
+    assert line.startswith(f"error: --to {to}: ")
+    assert "pyarrow" in line
+    assert "install the 'arrow' extra" in line
+    assert_directory_holds(tmp_path, set())
+
+
+@pytest.mark.parametrize("to", TEXT_FORMATS)
+def test_text_formats_need_no_pyarrow(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    reference_path: Path,
+    reference_items: list[Item],
+    to: OutputFormat,
+) -> None:
+    block_pyarrow(monkeypatch)
+    out = tmp_path / f"out.{to}"
+    assert main(["convert", str(reference_path), *ITEM, "--to", to, "-o", str(out)]) == 0
+    assert capsys.readouterr() == (summary(REFERENCE_MESSAGES, out, to), "")
+    assert "msgpack_reader_py.arrow" not in sys.modules
+    monkeypatch.undo()
+    assert read_back(out.read_bytes(), to) == as_rows(reference_items)
