@@ -666,6 +666,10 @@ def write(
             "dataclass such as `Item` its `__init__`; the Python-level loop per record has "
             "been gone since the chunk-at-a-time design.",
             "",
+            "Other choices, measured when they were made (not re-run by `benchmarks/tried.py`):",
+            "",
+            *(f"- {note}" for note in DECISIONS),
+            "",
         ]
     lines += [
         "## Reproduce and compare",
@@ -685,6 +689,35 @@ def write(
         "",
     ]
     (out / "RESULTS.md").write_text("\n".join(lines))
+
+
+DECISIONS = (
+    "**A run's decoded values let go as soon as the run is handed over**, before the next run "
+    "is decoded, so that one run's objects are alive at a time, not two (a tracemalloc test "
+    "checks it). Timed in alternating processes, one workload each, Arrow batches were 2-5% "
+    "faster and the other reads no slower; a comparison alternating the workloads in one "
+    "process had shown 4-7% for every read, an effect of the alternation on the heap.",
+    "**Runs bounded at the framing** (at most 256 records each), to keep the garbage collector "
+    "off whole runs: `ITEM_VALUES`, Struct and map-shaped reads 5-10% slower, Arrow batches "
+    "slower still, in an interleaved comparison: more calls and copies than the collector "
+    "saved. Dropped for building records 256 at a time as the loop takes them.",
+    "**The garbage collector disabled** around msgspec's decode of a run, as some parsers do: "
+    "nothing measurable once records are built in slices, and it would touch global state. "
+    "Dropped.",
+    "**Maps decoded into a generated `gc=False` Struct** for Arrow and the text formats, not "
+    "into the dataclass: about 10% faster; the Struct counts those it makes, so a run of "
+    "arrays goes to pyarrow as msgspec made it (a look at each row's type had cost a twelfth "
+    "of a raw decode). Kept.",
+    "**`read_size` passed to the framing's `Unpacker`s**: one made with a large "
+    "`max_buffer_size` and none starts its buffer at a mebibyte; allocating it each read cost "
+    "`ITEM_VALUES` 5-6% and `read_batches` 4-12% in interleaved runs. Kept.",
+    "**Compiled decoders shared** per record type and options: compiling a type costs about a "
+    "millisecond, more than reading a small stream, and a many-file read (Dask, `convert`) "
+    "paid it per file. The cache keys every parameter's value, defaults filled in: "
+    "`lru_cache` keyed the call as written, and compiled the same decoder twice. Kept.",
+)
+"""Decisions measured when they were made, kept in RESULTS.md's "What we tried" beside the
+table of designs that ``benchmarks/tried.py`` measures again."""
 
 
 README = DOC.parent / "README.md"

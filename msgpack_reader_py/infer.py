@@ -26,6 +26,9 @@ The rules:
 A key that is not a Python identifier gets a field name made from it, and keeps its key: in
 a dataclass as ``field(metadata={"msgpack_key": KEY})``, in a Struct as
 ``msgspec.field(name=KEY)``.
+
+This module is one concern, the rules above and the source they write, and reads best whole
+(it is over 500 lines); which records the rules see is :mod:`.inferred`'s.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""engine.RecordDecoder: both wire shapes at every level, every record kind."""
+"""decoding.RecordDecoder: both wire shapes at every level, every record kind."""
 
 from __future__ import annotations
 
