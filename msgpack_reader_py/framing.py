@@ -145,7 +145,11 @@ class Framer:
                 _note_reopened(chunks, chunk.why, self._carry, self.index, self.start)
                 self.reset()
                 continue
-            yield from self._feed(chunk)
+            run, error = self._feed(chunk)
+            if run is not None:
+                yield run
+            if error is not None:
+                raise error
         if self.start != chunks.bytes_read and not chunks.stopped:
             self._check_declared()
             reason = (
@@ -154,8 +158,10 @@ class Framer:
             )
             raise TruncatedStreamError(reason, index=self.index, offset=self.start)
 
-    def _feed(self, chunk: Chunk) -> Iterator[Run]:
-        """The run of the records ``chunk`` completes, if it completes any."""
+    def _feed(self, chunk: Chunk) -> tuple[Run | None, ReaderError | None]:
+        """The run of the records ``chunk`` completes, if it completes any, and the error that
+        follows it, if the stream breaks there. A plain call, not a generator: this runs once a
+        chunk, and framing state is updated before the run is handed on."""
         limit = self._limit
         read = self._chunks.bytes_read
         start = self.start
@@ -199,7 +205,8 @@ class Framer:
                         self.index,
                         start,
                     )
-                return
+                return None, None
+            run = None
         else:
             cut = end - (read - len(chunk))
             data = b"".join([_run_header(count), *self._carry, memoryview(chunk)[:cut]])
@@ -210,14 +217,12 @@ class Framer:
                 sizes = list(map(operator.sub, run_ends, [start, *run_ends[:-1]]))
                 over = next((p for p, size in enumerate(sizes) if size > limit), None)
                 if over is not None:
-                    if over:
-                        yield run.first(over)
-                    raise too_large(
+                    refused = too_large(
                         f"{sizes[over]} bytes, over max_record_size={limit}",
                         self.index + over,
                         run.offset(over),
                     )
-            yield run
+                    return (run.first(over) if over else None), refused
             self._average = (end - start) // count  # of the latest records: sizes may drift
             self.index += count
             self.start = end
@@ -226,19 +231,32 @@ class Framer:
         if failure is not None:
             # A header before the failure that declares too much is the first thing wrong,
             # however the bytes were split into reads; headers after it are never looked at.
-            self._check_declared(self._base + unpacker.tell() - self.start)
-            raise _decode_error(failure, self.index, self.start) from failure
+            claim = self._declared_too_much(self._base + unpacker.tell() - self.start)
+            if claim is not None:
+                return run, claim
+            broken = _decode_error(failure, self.index, self.start)
+            broken.__cause__ = failure
+            return run, broken
         if tail_may_claim_too_much(chunk, read, self._base + unpacker.tell(), limit):
             # Confirmed the slow way, so that a lookalike inside a value costs a look at the
             # headers, never a false refusal; a true claim fails now, not after more reads.
-            self._check_declared()
+            return run, self._declared_too_much()
+        return run, None
 
-    def _check_declared(self, size: int = HEAD_SIZE) -> None:
-        """Refuse the unfinished record at ``start`` if the headers in its first ``size``
-        bytes declare more than ``max_record_size``."""
+    def _check_declared(self) -> None:
+        """Refuse the unfinished record at ``start`` if its first bytes' headers declare more
+        than ``max_record_size``."""
+        error = self._declared_too_much()
+        if error is not None:
+            raise error
+
+    def _declared_too_much(self, size: int = HEAD_SIZE) -> RecordTooLargeError | None:
+        """The refusal of the unfinished record at ``start`` if the headers in its first
+        ``size`` bytes declare more than ``max_record_size``."""
         excess = declared_excess(_head(self._carry, min(size, HEAD_SIZE)), self._limit)
-        if excess is not None:
-            raise too_large(f"{excess}, over max_record_size={self._limit}", self.index, self.start)
+        if excess is None:
+            return None
+        return too_large(f"{excess}, over max_record_size={self._limit}", self.index, self.start)
 
 
 def _record_ends(data: Chunk, start: int, count: int) -> list[int]:
