@@ -7,6 +7,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import distributed
 import pytest
 
 
@@ -22,3 +23,17 @@ def shared_dir() -> Iterator[Path]:
             if entry.is_dir():
                 entry.chmod(0o755)  # a locked directory, so that it can be removed
         shutil.rmtree(path)
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[distributed.Client]:
+    """A client of a two-process local cluster, started once for a module."""
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster, set_as_default=False) as client,
+    ):
+        yield client
+    assert client.status == "closed"
+    assert cluster.status.name == "closed"

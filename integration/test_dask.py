@@ -143,20 +143,6 @@ def dtype_names(dtypes: pd.Series[Any]) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def client() -> Iterator[distributed.Client]:
-    """A client of a two-process local cluster, started once for this module."""
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster, set_as_default=False) as client,
-    ):
-        yield client
-    assert client.status == "closed"
-    assert cluster.status.name == "closed"
-
-
-@pytest.fixture(scope="module")
 def item_paths(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     """Eight generated files (one empty), in sorted order."""
     directory = tmp_path_factory.mktemp("items")

@@ -15,6 +15,7 @@ and offset, after the batch of records before it.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import enum
 import operator
@@ -36,6 +37,7 @@ from .delivery import Plan
 from .errors import describe
 from .model import Item
 from .options import ReadKeywords, ReadOptions, refuse_follow
+from .ranges import Flattened, split, worker_count
 from .record_type import (
     ABSENT,
     FieldSpec,
@@ -46,7 +48,7 @@ from .record_type import (
     union_members,
 )
 from .sources import Source
-from .streaming_reader import SourceReader, chained
+from .streaming_reader import SourceReader, chained, check_start
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -279,6 +281,17 @@ class BatchReader(SourceReader[pa.RecordBatch]):
             field). The other fields are still decoded and validated, so a projection
             changes no validation error; only Arrow's own refusals (an int over int64) are
             limited to the columns it builds.
+        workers: read a file on that many processes (``0``: one per core), in byte ranges
+            of ``blocksize`` bytes (default: four per worker, 1 to 64 MiB each), each range's
+            first record guessed and then proved (:mod:`~msgpack_reader_py.ranges`): the
+            batches, their rows, ``skipped``, ``errors`` and any error (its index and offset
+            included) are exactly those of a read on one process. Only an uncompressed file
+            read with a record type is split; anything else (a stream, bytes, a compressed
+            file, ``follow``) is read in this process, as with the default, ``None``.
+        blocksize: the size of the byte ranges ``workers`` read, in bytes.
+        start: the index of the first record read, as
+            :class:`~msgpack_reader_py.StreamingReader` takes it (the records before it framed,
+            not decoded); a read from a record other than the first is not split.
         options, **keywords: the reading options, as
             :class:`~msgpack_reader_py.StreamingReader` takes them
             (:class:`~msgpack_reader_py.options.ReadOptions`): ``ext_hook`` (for example
@@ -300,26 +313,30 @@ class BatchReader(SourceReader[pa.RecordBatch]):
         *,
         batch_size: int = DEFAULT_BATCH_SIZE,
         columns: Sequence[str] | None = None,
+        start: int = 0,
+        workers: int | None = None,
+        blocksize: int | None = None,
         options: ReadOptions | None = None,
         **keywords: Unpack[ReadKeywords],
     ) -> None:
         read = ReadOptions.of(options, dict(keywords), "BatchReader()")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
             raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
-        fields = columns_of(record_type)
-        full = arrow_schema(record_type)
-        positions = None if columns is None else _positions(full, columns)
-        self.schema = full if positions is None else pa.schema([full.field(p) for p in positions])
+        if columns is not None:
+            _positions(arrow_schema(record_type), columns)  # refused at the call
+        job = ArrowPieces(None if columns is None else tuple(columns))
+        self.schema = job.schema(record_type)
         self.batch_size = batch_size
-        labels = [fields.names[p] for p in positions or range(len(full))]
-        converter = _ArrowColumns(self.schema, positions, labels, plain=not fields.flat)
-        plan = Plan(
-            record_type,
-            convert=converter,
-            ext_hook=read.ext_hook,
-            forbid_unknown_keys=read.forbid_unknown_keys,
-        )
-        pieces = chained(self.open_batches(source, record_type, plan, read))
+        check_start(start)
+        if start == 0 and split(source, record_type, read, workers):
+            count = worker_count(workers)
+            batches = self.open_ranges(
+                source, record_type, job, read, workers=count, blocksize=blocksize
+            )
+        else:
+            plan = job.plan(record_type, read)
+            batches = self.open_batches(source, record_type, plan, read, start=start)
+        pieces = chained(batches)
         # A function of the pieces, not a method: a generator bound to self would make a cycle,
         # and a dropped BatchReader would keep its file open until the cycle collector ran.
         self._records = _rebatched(pieces, batch_size)
@@ -332,6 +349,36 @@ class BatchReader(SourceReader[pa.RecordBatch]):
     def __repr__(self) -> str:
         state = " closed" if self.closed else ""
         return f"<BatchReader {self.name!r} record_type={self.record_type!r}{state}>"
+
+
+@dataclasses.dataclass(frozen=True)
+class ArrowPieces(Flattened):
+    """The Arrow columns of records (``columns``: those named, in that order), a struct array
+    per read: what :class:`BatchReader` makes of each run, in this process or, for a byte
+    range (:mod:`.ranges`), in a worker."""
+
+    columns: tuple[str, ...] | None = None
+
+    def schema(self, record_type: Any) -> pa.Schema:
+        full = arrow_schema(record_type)
+        if self.columns is None:
+            return full
+        return pa.schema([full.field(p) for p in _positions(full, self.columns)])
+
+    def plan(self, record_type: Any, options: ReadOptions) -> Plan:
+        fields = columns_of(record_type)
+        full = arrow_schema(record_type)
+        positions = None if self.columns is None else _positions(full, self.columns)
+        labels = [fields.names[p] for p in positions or range(len(full))]
+        converter = _ArrowColumns(
+            self.schema(record_type), positions, labels, plain=not fields.flat
+        )
+        return Plan(
+            record_type,
+            convert=converter,
+            ext_hook=options.ext_hook,
+            forbid_unknown_keys=options.forbid_unknown_keys,
+        )
 
 
 def _rebatched(
@@ -368,6 +415,9 @@ def read_batches(
     *,
     batch_size: int = DEFAULT_BATCH_SIZE,
     columns: Sequence[str] | None = None,
+    start: int = 0,
+    workers: int | None = None,
+    blocksize: int | None = None,
     options: ReadOptions | None = None,
     **keywords: Unpack[ReadKeywords],
 ) -> BatchReader:
@@ -377,7 +427,16 @@ def read_batches(
     ...     print(batch.num_rows, batch.schema.names)
     """
     read = ReadOptions.of(options, dict(keywords), "read_batches()")
-    return BatchReader(source, record_type, batch_size=batch_size, columns=columns, options=read)
+    return BatchReader(
+        source,
+        record_type,
+        batch_size=batch_size,
+        columns=columns,
+        start=start,
+        workers=workers,
+        blocksize=blocksize,
+        options=read,
+    )
 
 
 def read_table(
@@ -386,6 +445,9 @@ def read_table(
     *,
     batch_size: int = DEFAULT_BATCH_SIZE,
     columns: Sequence[str] | None = None,
+    start: int = 0,
+    workers: int | None = None,
+    blocksize: int | None = None,
     options: ReadOptions | None = None,
     **keywords: Unpack[ReadKeywords],
 ) -> pa.Table:
@@ -396,6 +458,13 @@ def read_table(
     read = ReadOptions.of(options, dict(keywords), "read_table()")
     refuse_follow(read, "read_table()")
     with read_batches(
-        source, record_type, batch_size=batch_size, columns=columns, options=read
+        source,
+        record_type,
+        batch_size=batch_size,
+        columns=columns,
+        start=start,
+        workers=workers,
+        blocksize=blocksize,
+        options=read,
     ) as batches:
         return pa.Table.from_batches(list(batches), schema=batches.schema)

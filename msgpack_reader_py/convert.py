@@ -21,8 +21,9 @@ from .infer import InferenceError, Inferred
 from .inferred import infer_sources
 from .model import Item
 from .options import ReadKeywords, ReadOptions
+from .ranges import Flattened, split, worker_count
 from .sources import Source
-from .streaming_reader import SourceReader, chained
+from .streaming_reader import PieceReader, SourceReader, chained, check_start
 from .values import ValueReader
 from .writers import FORMATS, OutputFormat, columns_out, text_out
 
@@ -62,6 +63,9 @@ def convert(
     kinds: bool = True,
     progress: Progress | None = None,
     force: bool = False,
+    start: int = 0,
+    workers: int | None = None,
+    blocksize: int | None = None,
     options: ReadOptions | None = None,
     **keywords: Unpack[ReadKeywords],
 ) -> Conversion:
@@ -100,7 +104,13 @@ def convert(
     Read untyped, a source whose first bytes look like something other than MessagePack (JSON,
     text, Parquet, ...) is refused, as :class:`~msgpack_reader_py.values.ValueReader` says;
     ``force=True`` reads it anyway.
-    ``limit`` stops after that many records, reading no further.
+    ``limit`` stops after that many records, reading no further. ``start`` passes over the
+    first ``start`` records of the sources, in all, framed but not decoded (as
+    :class:`~msgpack_reader_py.StreamingReader`'s ``start``).
+    ``workers`` reads each file in byte ranges on that many processes (``0``: one per core),
+    as :func:`~msgpack_reader_py.arrow.read_batches` does: the output is byte for byte what
+    one process writes; a source that cannot be split (stdin, a compressed file, untyped
+    records), and any conversion with ``start`` or ``limit``, is read in this process.
     A stream destination is flushed after each batch, so that what was read is there to see.
 
     Formats: ``parquet`` (one row group per batch of up to 65536 records), ``arrow`` (the
@@ -115,6 +125,8 @@ def convert(
     read = ReadOptions.of(options, dict(keywords), "convert()")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
+    check_start(start)
+    worker_count(workers)  # refused at the call
     sources = list(source) if isinstance(source, (list, tuple)) else [source]
     inferred = None
     if record_type is None and to != "jsonl":
@@ -134,7 +146,10 @@ def convert(
             )
         # Structs that refuse unknown keys: a record the inference never saw is no record.
         record_type = inferred.record_type("struct", checked=True, columns=True)
-    job = _Job(sources, to, record_type, read, force, limit, allow_nan, progress)
+    job = _Job(sources, to, record_type, read, force, limit, allow_nan, progress, start)
+    if start == 0 and limit is None and inferred is None:
+        # An inferred type is made in this process only: it cannot be sent to workers.
+        job = dataclasses.replace(job, workers=workers, blocksize=blocksize)
     if isinstance(destination, (str, os.PathLike)):
         with replacing(destination) as out:
             done = job.run(out)
@@ -162,19 +177,40 @@ class _Job:
     limit: int | None
     allow_nan: bool
     progress: Progress | None
+    start: int = 0
+    workers: int | None = None
+    blocksize: int | None = None
 
-    def _batches(self, source: Source, last: bool) -> SourceReader[Any]:
-        """Batches of one source: Arrow columns, checked tuples, or untyped values."""
+    def _batches(self, source: Source, last: bool, start: int) -> SourceReader[Any]:
+        """Batches of one source, from its record ``start`` on: Arrow columns, checked
+        tuples, or untyped values."""
         options = self.options
         if options.follow and not last:
             options = dataclasses.replace(options, follow=False)
         if self.record_type is None:
-            return ValueReader(source, batches=True, force=self.force, options=options)
+            return ValueReader(source, batches=True, force=self.force, start=start, options=options)
         if self.to in ("parquet", "arrow"):
             from .arrow import BatchReader
 
-            return BatchReader(source, self.record_type, options=options)
-        return _TextBatches(source, self.record_type, options)
+            return BatchReader(
+                source,
+                self.record_type,
+                start=start,
+                workers=self.workers,
+                blocksize=self.blocksize,
+                options=options,
+            )
+        job = TextPieces()
+        if split(source, self.record_type, options, self.workers):
+            return PieceReader(
+                source,
+                self.record_type,
+                job,
+                workers=worker_count(self.workers),
+                blocksize=self.blocksize,
+                options=options,
+            )
+        return _TextBatches(source, self.record_type, options, start)
 
     def run(self, out: NamedOutput) -> Conversion:
         output: AbstractContextManager[Callable[[Any], None]]
@@ -188,11 +224,13 @@ class _Job:
         written = skipped = read_before = 0
         errors: list[RecordError] = []
         left = self.limit
+        passing = self.start  # records still to pass over
         with output as write:
             for number, source in enumerate(self.sources, 1):
                 if left == 0:
                     break
-                with self._batches(source, number == len(self.sources)) as batches:
+                last = number == len(self.sources)
+                with self._batches(source, last, passing) as batches:
                     for batch in batches:
                         if left is not None and len(batch) >= left:
                             batch = batch[:left]
@@ -204,6 +242,7 @@ class _Job:
                             left -= len(batch)
                             if left == 0:
                                 break
+                    passing = max(passing - batches.records_framed, 0)
                     read_before += batches.source_bytes_read
                     skipped += batches.skipped
                     errors.extend(batches.errors[: KEPT_ERRORS - len(errors)])
@@ -214,11 +253,22 @@ class _TextBatches(SourceReader[list[Any]]):
     """The text formats' reader: its items are batches of checked records, each a tuple of
     field values."""
 
-    def __init__(self, source: Source, record_type: Any, options: ReadOptions) -> None:
-        plan = Plan(
+    def __init__(
+        self, source: Source, record_type: Any, options: ReadOptions, start: int = 0
+    ) -> None:
+        plan = TextPieces().plan(record_type, options)
+        batches = self.open_batches(source, record_type, plan, options, start=start)
+        self._records = chained(batches)
+
+
+class TextPieces(Flattened):
+    """A range job (:class:`~.ranges.RangeJob`) of the text formats: each read's records as a
+    batch of checked tuples, as :class:`_TextBatches` makes them."""
+
+    def plan(self, record_type: Any, options: ReadOptions) -> Plan:
+        return Plan(
             record_type,
             convert=Batches(),
             ext_hook=options.ext_hook,
             forbid_unknown_keys=options.forbid_unknown_keys,
         )
-        self._records = chained(self.open_batches(source, record_type, plan, options))

@@ -15,6 +15,7 @@ set to the file's name (a path, or a URL off the local filesystem).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import typing
 from collections.abc import Sequence
@@ -28,17 +29,19 @@ try:
     import dask.dataframe as dd
     import pandas as pd
     import pyarrow as pa
-    from dask.delayed import delayed
+    from dask.dataframe.io.csv import AUTO_BLOCKSIZE
+    from dask.delayed import Delayed, delayed
     from fsspec.core import OpenFile, url_to_fs
     from fsspec.implementations.local import LocalFileSystem
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
     raise missing_extra(exc, "dask", feature="msgpack_reader_py.dask") from None
 
 from ._log import logger
-from .arrow import arrow_schema, read_batches
+from .arrow import ArrowPieces, arrow_schema, read_batches
 from .errors import ReaderError, RecordError
 from .model import Item
 from .options import ReadKeywords, ReadOptions, refuse_follow
+from .ranges import Piece, Proof, RangeJob, Records, plan_ranges, read_range, splittable
 from .streaming_reader import StreamingReader
 
 if TYPE_CHECKING:
@@ -77,6 +80,47 @@ def _name(file: OpenFile) -> str:
     return str(file.path) if isinstance(file.fs, LocalFileSystem) else str(file.full_name)
 
 
+def _pieces(
+    file: OpenFile, record_type: Any, options: ReadOptions, job: RangeJob, blocksize: int | None
+) -> list[Delayed] | None:
+    """The delayed pieces of one file split into byte ranges of ``blocksize`` bytes, each
+    proved by a chain of small tasks (:meth:`~.ranges.Proof.settle` on what each range
+    says of where its records run); ``None`` for a file read whole (``blocksize=None``, one
+    range, or a file that cannot be split: compressed, or untyped records)."""
+    if blocksize is None:
+        return None
+    try:
+        size = int(file.fs.size(file.path))
+    except FileNotFoundError:
+        return None  # fails when read, naming the file
+    if size <= blocksize or splittable(file, record_type, options) is not None:
+        return None
+    ranges = plan_ranges(size, blocksize)
+    arguments = (record_type, options, job)
+    proof: Any = Proof()
+    pieces = []
+    for byte_range in ranges:
+        read = delayed(read_range, pure=True)(file, byte_range, *arguments)
+        pieces.append(delayed(_settled, pure=True)(read, proof, file, arguments))
+        proof = delayed(_proof_after, pure=True)(
+            delayed(_where, pure=True)(read), proof, file, arguments
+        )
+    return pieces
+
+
+def _where(piece: Piece) -> Piece:
+    """What the proof needs of a piece: where its records run, without them."""
+    return dataclasses.replace(piece, value=None)
+
+
+def _proof_after(piece: Piece, proof: Proof, file: OpenFile, arguments: Any) -> Proof:
+    return proof.settle(piece, file, arguments)[1]
+
+
+def _settled(piece: Piece, proof: Proof, file: OpenFile, arguments: Any) -> Piece:
+    return proof.settle(piece, file, arguments)[0]
+
+
 def _records(file: OpenFile, record_type: Any, options: ReadOptions) -> list[Any]:
     """One partition of :func:`read_bag`: the records of one file."""
     with file as stream:
@@ -112,6 +156,27 @@ def _frame(
     return frame[[]] if columns == [] else frame
 
 
+def _piece_records(piece: Piece, file: OpenFile) -> list[Any]:
+    """One partition of :func:`read_bag` for a byte range: its proved records."""
+    _raise_in(piece, file)
+    records: list[Any] = piece.value
+    return records
+
+
+def _piece_frame(piece: Piece, file: OpenFile, schema: pa.Schema) -> pd.DataFrame:
+    """One partition of :func:`read_dataframe` for a byte range: its proved rows."""
+    _raise_in(piece, file)
+    batches = [pa.RecordBatch.from_struct_array(array) for array in piece.value]
+    return _to_pandas(pa.Table.from_batches(batches, schema=schema))
+
+
+def _raise_in(piece: Piece, file: OpenFile) -> None:
+    """Say what the range skipped; raise its error, naming the file."""
+    _note_skipped(file, piece.skipped, piece.errors)
+    if piece.error is not None:
+        raise piece.error.in_source(_name(file)) from None
+
+
 def _note_skipped(file: OpenFile, count: int, errors: list[RecordError]) -> None:
     """Say on the package's logger, where the worker runs, what ``on_error="skip"`` passed
     over in a file: a partition has no other way to tell it."""
@@ -124,6 +189,19 @@ def _note_skipped(file: OpenFile, count: int, errors: list[RecordError]) -> None
             else f"{count} records that are not records of the type",
             errors[0],
         )
+
+
+def _blocksize(blocksize: int | str | None) -> int | None:
+    """The byte ranges' size ``blocksize`` asks for: ``"default"`` is what
+    ``dask.dataframe.read_csv`` takes by default (a tenth of the memory per core, at most
+    64 MB), ``None`` one partition per file."""
+    if blocksize == "default":
+        return int(AUTO_BLOCKSIZE)
+    if blocksize is None:
+        return None
+    if isinstance(blocksize, bool) or not isinstance(blocksize, int) or blocksize <= 0:
+        raise ValueError(f"blocksize must be a positive int, 'default' or None, got {blocksize!r}")
+    return blocksize
 
 
 def _first_column(record_type: Any) -> str:
@@ -173,6 +251,7 @@ def read_bag(
     urlpath: UrlPath,
     record_type: Any = Item,
     *,
+    blocksize: int | str | None = "default",
     storage_options: dict[str, Any] | None = None,
     options: ReadOptions | None = None,
     **keywords: Unpack[ReadKeywords],
@@ -188,8 +267,14 @@ def read_bag(
     """
     read = ReadOptions.of(options, dict(keywords), "read_bag()")
     refuse_follow(read, "read_bag()")
-    files = open_files(urlpath, storage_options)
-    parts = [delayed(_records, pure=True)(file, record_type, read) for file in files]
+    size = _blocksize(blocksize)
+    parts = []
+    for file in open_files(urlpath, storage_options):
+        pieces = _pieces(file, record_type, read, Records(), size)
+        if pieces is None:
+            parts.append(delayed(_records, pure=True)(file, record_type, read))
+        else:
+            parts.extend(delayed(_piece_records, pure=True)(piece, file) for piece in pieces)
     return typing.cast(db.Bag, db.from_delayed(parts))
 
 
@@ -197,6 +282,7 @@ def read_dataframe(
     urlpath: UrlPath,
     record_type: Any = Item,
     *,
+    blocksize: int | str | None = "default",
     storage_options: dict[str, Any] | None = None,
     options: ReadOptions | None = None,
     **keywords: Unpack[ReadKeywords],
@@ -212,10 +298,23 @@ def read_dataframe(
     read = ReadOptions.of(options, dict(keywords), "read_dataframe()")
     refuse_follow(read, "read_dataframe()")
     files = open_files(urlpath, storage_options)
-    meta = _to_pandas(arrow_schema(record_type).empty_table())
+    schema = arrow_schema(record_type)
+    meta = _to_pandas(schema.empty_table())
+    size = _blocksize(blocksize)
+    split = [_pieces(file, record_type, read, ArrowPieces(), size) for file in files]
     # Dask would otherwise take every object column for text and convert it to strings,
     # bytes fields included; str fields are string[pyarrow] already (see pandas_dtypes).
     with dask.config.set({"dataframe.convert-string": False}):
+        if any(pieces is not None for pieces in split):
+            parts = []
+            for file, pieces in zip(files, split, strict=True):
+                if pieces is None:
+                    parts.append(delayed(_frame, pure=True)(file, record_type, read))
+                else:
+                    parts.extend(
+                        delayed(_piece_frame, pure=True)(piece, file, schema) for piece in pieces
+                    )
+            return typing.cast(dd.DataFrame, dd.from_delayed(parts, meta=meta, verify_meta=False))
         frame = dd.from_map(
             _frame,
             files,

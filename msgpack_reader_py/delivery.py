@@ -34,6 +34,7 @@ __all__ = [
     "Plan",
     "RunDecoder",
     "SkipLog",
+    "named",
     "records",
 ]
 
@@ -134,7 +135,7 @@ class SkipLog:
     def add(self, error: RecordError) -> None:
         self.count += 1
         if len(self.errors) < self.keep:
-            self.errors.append(error if self.chunks is None else _named(error, self.chunks))
+            self.errors.append(error if self.chunks is None else named(error, self.chunks))
 
 
 def records(
@@ -143,6 +144,8 @@ def records(
     max_record_size: int,
     read_size: int,
     skip: SkipLog | None = None,
+    framer: Framer | None = None,
+    start: int = 0,
 ) -> Generator[list[Any] | Pending, None, None]:
     """Yield the records of ``chunks`` in lists, one or more per run (or the converter's
     objects, a list of one each); raise a located ``ReaderError`` for broken data, after the
@@ -151,20 +154,28 @@ def records(
 
     With ``skip``, records that are valid MessagePack but not records of the type
     (``RecordError``) are passed over and logged there instead of raised. A :class:`Pending`
-    from the chunks is yielded as it is.
+    from the chunks is yielded as it is. ``framer`` frames ``chunks`` where the stream is
+    not read from its start to its end (a byte range: :mod:`.ranges`). The records before
+    the one with index ``start`` are framed and passed over, none of them decoded.
     """
+    if framer is None:
+        framer = Framer(chunks, max_record_size, read_size)
     decode_run = plan.decoder.decode_run
     build = plan.decoder.build
     refuse_foreign = plan.refuse_foreign
     if skip is not None:
         skip.chunks = chunks
     try:
-        for run in Framer(chunks, max_record_size, read_size).runs():
+        for run in framer.runs():
             if not isinstance(run, Run):
                 yield run
                 continue
             if refuse_foreign and run.index == 0:
                 _refuse_foreign(chunks)
+            if run.index < start:
+                if run.index + run.count <= start:
+                    continue
+                run = run.after(start - run.index)
             try:
                 values = decode_run(run.data)
             except RecordFailure:
@@ -182,10 +193,10 @@ def records(
     except ReaderError as exc:
         # Where errors get the source's name (as above), and the first record's error a word
         # on what the stream looks like: nothing is paid for it per record.
-        named = _named(exc, chunks)
-        if named is exc:
+        renamed = named(exc, chunks)
+        if renamed is exc:
             raise
-        raise named.with_traceback(exc.__traceback__) from exc.__cause__
+        raise renamed.with_traceback(exc.__traceback__) from exc.__cause__
     finally:
         chunks.close()
 
@@ -316,7 +327,7 @@ def _refuse_foreign(chunks: ChunkSource) -> None:
         raise DecodeError(reason, index=0, offset=0)
 
 
-def _named(error: _E, chunks: ChunkSource) -> _E:
+def named(error: _E, chunks: ChunkSource) -> _E:
     """``error`` naming the source, and, for the stream's first record, what the stream looks
     like when that is not MessagePack; ``error`` itself when there is nothing to add."""
     hint = sniff.foreign(chunks.head, chunks.as_is) if error.index == 0 else None

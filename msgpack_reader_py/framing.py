@@ -12,6 +12,7 @@ header (so that one msgspec call decodes them all), their index and where each s
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import operator
 from collections.abc import Callable, Iterator
@@ -26,7 +27,7 @@ from .pending import Pending, Reopened
 from .sources import ChunkSource
 from .wire import declared_excess, tail_may_claim_too_much
 
-__all__ = ["HEAD_SIZE", "Framer", "Run", "too_large", "unpacker_options"]
+__all__ = ["HEAD_SIZE", "Framer", "Run", "run_header", "skipping", "too_large", "unpacker_options"]
 
 Chunk = bytes | bytearray | memoryview
 
@@ -92,11 +93,18 @@ class Run:
         base = self.start - _RUN_HEADER_SIZE
         return memoryview(self.data)[self.offset(position) - base : self.ends()[position] - base]
 
+    def after(self, position: int) -> Run:
+        """A run of the records from ``position`` on."""
+        start = self.offset(position)
+        records = self.data[_RUN_HEADER_SIZE + start - self.start :]
+        count = self.count - position
+        return Run(self.index + position, start, count, self.end, run_header(count) + records)
+
     def first(self, count: int) -> Run:
         """A run of the first ``count`` records."""
         end = self.offset(count)
         records = self.data[_RUN_HEADER_SIZE : _RUN_HEADER_SIZE + end - self.start]
-        return Run(self.index, self.start, count, end, _run_header(count) + records)
+        return Run(self.index, self.start, count, end, run_header(count) + records)
 
 
 class Framer:
@@ -106,18 +114,32 @@ class Framer:
     reset together when a followed file is read again from its start (:meth:`reset`).
     """
 
-    def __init__(self, chunks: ChunkSource, max_record_size: int, read_size: int) -> None:
+    def __init__(
+        self,
+        chunks: ChunkSource,
+        max_record_size: int,
+        read_size: int,
+        *,
+        origin: tuple[int, int] = (0, 0),
+        until: int | None = None,
+    ) -> None:
         self._chunks = chunks
         self._limit = max_record_size
+        # A stream read from the middle of a source (``Chunks(offset=...)``) starts at a known
+        # record: ``origin`` is its index and offset, and the chunks count bytes from there.
+        self._origin = origin
+        # With ``until``, framing ends with the last record that starts before that offset (a
+        # byte range's records): ``start`` is then where the chain of records crossed it, and
+        # an error past it belongs to the next range.
+        self._until = until
         self._options = unpacker_options(max_record_size, read_size)
         self.reset()
 
     def reset(self) -> None:
-        """Frame afresh, from the stream's offset 0."""
+        """Frame afresh, from the origin (a followed file read again: offset 0)."""
         self._unpacker = msgpack.Unpacker(**self._options)
-        self._base = 0  # the stream offset of the unpacker's first byte
-        self.index = 0  # records framed so far: the next record's index
-        self.start = 0  # where the next record starts
+        self.index, self.start = self._origin  # the next record's index, and where it starts
+        self._base = self.start  # the stream offset of the unpacker's first byte
         self._carry: list[Chunk] = []  # the bytes read from ``start`` on
         self._inspected = 0  # how many of the unfinished record's first bytes were read for sizes
         self._average = 0  # bytes per record of the latest run
@@ -147,6 +169,10 @@ class Framer:
                 continue
             run, error = self._feed(chunk)
             if run is not None:
+                until = self._until
+                if until is not None and run.end >= until:
+                    yield self._cut(run, until)
+                    return
                 yield run
             if error is not None:
                 raise error
@@ -181,7 +207,7 @@ class Framer:
         failure: Exception | None = None
         ends: list[int] = []
         try:
-            ends.extend(_skipping(unpacker.skip, unpacker.tell))
+            ends.extend(skipping(unpacker.skip, unpacker.tell))
         except msgpack.OutOfData:
             pass
         except (msgpack.UnpackException, ValueError) as exc:
@@ -209,7 +235,7 @@ class Framer:
             run = None
         else:
             cut = end - (read - len(chunk))
-            data = b"".join([_run_header(count), *self._carry, memoryview(chunk)[:cut]])
+            data = b"".join([run_header(count), *self._carry, memoryview(chunk)[:cut]])
             run = Run(self.index, start, count, end, data)
             if end - start > limit:
                 # Only then can a record of this run be over the limit.
@@ -243,6 +269,15 @@ class Framer:
             return run, self._declared_too_much()
         return run, None
 
+    def _cut(self, run: Run, until: int) -> Run:
+        """``run`` without its records that start at or after ``until``; framing then stands
+        where the first of them starts (or where the run ends)."""
+        starts = [run.start, *run.ends()[:-1]]
+        keep = bisect.bisect_left(starts, until)
+        self.index = run.index + keep
+        self.start = starts[keep] if keep < run.count else run.end
+        return run if keep == run.count else run.first(keep)
+
     def _check_declared(self) -> None:
         """Refuse the unfinished record at ``start`` if its first bytes' headers declare more
         than ``max_record_size``."""
@@ -264,11 +299,11 @@ def _record_ends(data: Chunk, start: int, count: int) -> list[int]:
     offset ``start`` with a record, and holds at least ``count`` complete ones."""
     unpacker = msgpack.Unpacker(max_buffer_size=max(len(data), 1))
     unpacker.feed(data)
-    ends = _skipping(unpacker.skip, unpacker.tell)
+    ends = skipping(unpacker.skip, unpacker.tell)
     return [start + end for end in itertools.islice(ends, count)]
 
 
-def _skipping(skip: Callable[[], None], tell: Callable[[], int]) -> Iterator[int]:
+def skipping(skip: Callable[[], None], tell: Callable[[], int]) -> Iterator[int]:
     """Where each record ends, as ``skip`` passes over it and ``tell`` says where it stopped:
     C code calls them in turn until ``skip`` raises (zip reuses its pair when the getter
     drops it, so a record costs one int object)."""
@@ -304,7 +339,7 @@ def _batches(pieces: list[Chunk], start: int, read: int, average: int) -> tuple[
     while batch >= _SMALL_BATCH:
         rest = data[end - start :]
         unpacker = msgpack.Unpacker(max_buffer_size=_RUN_HEADER_SIZE + len(rest))
-        unpacker.feed(_run_header(batch))
+        unpacker.feed(run_header(batch))
         unpacker.feed(rest)
         try:
             unpacker.skip()
@@ -319,7 +354,7 @@ def _batches(pieces: list[Chunk], start: int, read: int, average: int) -> tuple[
     return count, end, data[end - start :] if count else None
 
 
-def _run_header(count: int) -> bytes:
+def run_header(count: int) -> bytes:
     """The array header a run's records are decoded behind, in one msgspec call."""
     return _RUN_HEADER + count.to_bytes(4, "big")
 

@@ -94,8 +94,16 @@ class Chunks:
         *,
         blocking: bool = True,
         as_is: str | None = None,
+        offset: int = 0,
     ) -> None:
         read_size, decompress, follow = options.read_size, options.decompress, options.follow
+        if offset:
+            # The source read from one of its records on (a byte range, a record found by
+            # its offset): offsets and ``bytes_read`` still count from the source's start.
+            # Its bytes there are not its first: nothing to sniff, nothing to decompress.
+            if follow:
+                raise ValueError("a followed file is read from its start")
+            as_is = as_is or "a source read from the middle is read as it is"
         self._follow: Follower | None = None
         if follow:
             if not isinstance(source, (str, os.PathLike)):
@@ -117,7 +125,8 @@ class Chunks:
         elif follow:
             as_is = "a followed file is read as it is"
         self.as_is = as_is or "decompress=False"
-        self.bytes_read = 0
+        self.bytes_read = offset
+        self._sniffing = not offset
         self.owned = False
         self.compression: Compression | None = None
         self.head = bytearray()  # the first bytes (decompressed), to name foreign input
@@ -129,10 +138,12 @@ class Chunks:
         self._read_size = read_size
         if isinstance(source, (bytes, bytearray, memoryview)):
             view = memoryview(source)
-            self._view = view if view.format == "B" and view.ndim == 1 else view.cast("B")
+            view = view if view.format == "B" and view.ndim == 1 else view.cast("B")
+            self._view = view[offset:]
             self.name = f"<{type(source).__name__}>"
         elif isinstance(source, (str, os.PathLike)):
             self._stream = open(source, "rb")  # noqa: SIM115 - closed by close()
+            self._stream.seek(offset)
             self.owned = True
             self.name = self.source = os.fsdecode(source)
         elif isinstance(source, io.TextIOBase):
@@ -141,6 +152,8 @@ class Chunks:
             )
         elif callable(getattr(source, "read", None)):
             self._stream = source
+            if offset:
+                source.seek(offset)
             name = getattr(source, "name", None)
             # An int name is a file descriptor (open(fd), socket.makefile): no name to show.
             self.source = name if isinstance(name, str) else None
@@ -181,7 +194,8 @@ class Chunks:
             view = self._view
             kind = compression(view) if self._decompress else None
             if kind is None or not self._can_open(kind):
-                self.head += view[: sniff.HEAD_SIZE]
+                if self._sniffing:
+                    self.head += view[: sniff.HEAD_SIZE]
                 yield from self._split(view)
                 return
             self._counted = Counted(ViewReader(view).read, self.name)
@@ -254,7 +268,7 @@ class Chunks:
             chunk = checked_chunk(chunk, self.name)
             if not chunk:
                 return
-            if len(head) < sniff.HEAD_SIZE:
+            if len(head) < sniff.HEAD_SIZE and self._sniffing:
                 head += chunk[: sniff.HEAD_SIZE - len(head)]
             if len(chunk) > size:
                 # A source that ignores n: the decoder's buffer is sized for read_size pieces.

@@ -19,9 +19,11 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 from .compression import Compression
 from .delivery import Plan, SkipLog, records
 from .errors import RecordError
+from .framing import Framer
 from .model import Item
 from .options import ReadKeywords, ReadOptions
 from .pending import Pending
+from .ranges import RangedRead, RangeJob
 from .record_type import type_label
 from .sources import Chunks, Source
 
@@ -29,10 +31,12 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 __all__ = [
+    "PieceReader",
     "ReaderBase",
     "SourceReader",
     "StreamingReader",
     "chained",
+    "check_start",
     "describe_reader",
     "read_items",
     "typed_plan",
@@ -56,9 +60,10 @@ class ReaderBase(Generic[T]):
     """The record type the reader checks records against."""
     options: ReadOptions
     """The options it reads with."""
-    _source: Chunks
+    _source: Chunks | RangedRead
     _skipped: SkipLog | None
-    _batches: Generator[list[Any] | Pending, None, None]
+    _framer: Framer | RangedRead
+    _batches: Generator[Any, None, None]
     _closed: bool
     _iterating: int | None = None  # the thread that iterates, once one has
     _blocking = True  # a follower sleeps in the reading thread; else it hands its pauses up
@@ -71,25 +76,72 @@ class ReaderBase(Generic[T]):
         options: ReadOptions,
         *,
         as_is: str | None = None,
+        start: int = 0,
+        origin: tuple[int, int] = (0, 0),
     ) -> Generator[list[Any] | Pending, None, None]:
         """Open ``source`` and return the batches of what ``plan`` makes of its records: the
         hook each of the package's readers calls as it is made, then iterates as it will.
         ``as_is`` says why the source is read without decompressing, where the reader cannot
-        decompress it.
+        decompress it. The records before the one with index ``start`` are framed, not
+        decoded; ``origin`` is the index and offset of a record of the source known to start
+        there, where reading begins (:mod:`.seek`).
 
         Everything decided once per stream is decided here: the source opened, the loop and its
         limits made (the options were checked when made).
         """
         self._closed = True  # until the source is open: close() then has nothing to do
-        self._source = Chunks(source, options, blocking=self._blocking, as_is=as_is)
+        chunks = Chunks(source, options, blocking=self._blocking, as_is=as_is, offset=origin[1])
+        self._source = chunks
         self.record_type = record_type
         self.options = options
         self._skipped = SkipLog() if options.on_error == "skip" else None
         self._closed = False
+        self._framer = Framer(chunks, options.max_record_size, options.read_size, origin=origin)
         self._batches = records(
-            self._source, plan, options.max_record_size, options.read_size, self._skipped
+            chunks,
+            plan,
+            options.max_record_size,
+            options.read_size,
+            self._skipped,
+            self._framer,
+            start,
         )
         return self._batches
+
+    def open_ranges(
+        self,
+        source: Source,
+        record_type: Any,
+        job: RangeJob,
+        options: ReadOptions,
+        *,
+        workers: int,
+        blocksize: int | None = None,
+    ) -> Generator[Any, None, None]:
+        """As :meth:`open_batches`, for a file split into byte ranges read by ``workers``
+        processes (:mod:`.ranges`): each item is what ``job`` made of a range's records."""
+        self._closed = True
+        self.record_type = record_type
+        self.options = options
+        self._skipped = SkipLog() if options.on_error == "skip" else None
+        self._framer = ranged = RangedRead(
+            source,
+            record_type,
+            job,
+            options,
+            workers=workers,
+            blocksize=blocksize,
+            skip=self._skipped,
+        )
+        self._source = ranged
+        self._closed = False
+        self._batches = ranged.batches()
+        return self._batches
+
+    @property
+    def records_framed(self) -> int:
+        """How many records of the source were framed so far, those passed over included."""
+        return self._framer.index
 
     @property
     def max_record_size(self) -> int:
@@ -226,6 +278,10 @@ class StreamingReader(SourceReader[T]):
             extensions), instead of building a ``record_type``; a ``TypeError``,
             ``ValueError``, ``KeyError`` or ``IndexError`` it raises becomes a ``RecordError``.
             It is called on a whole chunk's records before the first of them is handed over.
+        start: the index of the first record to yield: the records before it are framed
+            (their sizes read, the stream's framing checked) but not decoded, so no record is
+            built or checked before it, and a stream broken before it still fails there.
+            Offsets and indexes still count from the stream's start. Default 0.
         options: a :class:`~msgpack_reader_py.options.ReadOptions`, the reading options as one
             value; keyword arguments given beside it take the place of its own.
         **keywords: the reading options (:class:`~msgpack_reader_py.options.ReadOptions`):
@@ -268,6 +324,7 @@ class StreamingReader(SourceReader[T]):
         record_type: type[Item] = ...,
         *,
         mapper: None = None,
+        start: int = 0,
         options: ReadOptions | None = None,
         **keywords: Unpack[ReadKeywords],
     ) -> None: ...
@@ -279,6 +336,7 @@ class StreamingReader(SourceReader[T]):
         record_type: type[T],
         *,
         mapper: None = None,
+        start: int = 0,
         options: ReadOptions | None = None,
         **keywords: Unpack[ReadKeywords],
     ) -> None: ...
@@ -290,6 +348,7 @@ class StreamingReader(SourceReader[T]):
         record_type: object,
         *,
         mapper: None = None,
+        start: int = 0,
         options: ReadOptions | None = None,
         **keywords: Unpack[ReadKeywords],
     ) -> None: ...
@@ -301,6 +360,7 @@ class StreamingReader(SourceReader[T]):
         record_type: object = ...,
         *,
         mapper: Callable[[Any], T],
+        start: int = 0,
         options: ReadOptions | None = None,
         **keywords: Unpack[ReadKeywords],
     ) -> None: ...
@@ -311,16 +371,47 @@ class StreamingReader(SourceReader[T]):
         record_type: Any = Item,
         *,
         mapper: Callable[[Any], Any] | None = None,
+        start: int = 0,
         options: ReadOptions | None = None,
         **keywords: Any,
     ) -> None:
         self.mapper = mapper
         read = ReadOptions.of(options, keywords, "StreamingReader()")
         plan = typed_plan(record_type, mapper, read)
-        self._records = chained(self.open_batches(source, record_type, plan, read))
+        check_start(start)
+        self._records = chained(self.open_batches(source, record_type, plan, read, start=start))
 
     def __repr__(self) -> str:
         return describe_reader(self, self.mapper)
+
+
+class PieceReader(SourceReader[Any]):
+    """A file read in byte ranges by ``workers`` processes (:mod:`.ranges`): its items are
+    those of the lists ``job`` made of each range's records, in file order, each range's first
+    record proved; its error, the sequential read's own, after the ranges before it. Its
+    lifecycle is :class:`SourceReader`'s."""
+
+    def __init__(
+        self,
+        source: Source,
+        record_type: Any,
+        job: RangeJob,
+        *,
+        workers: int,
+        blocksize: int | None = None,
+        options: ReadOptions,
+    ) -> None:
+        self._records = chained(
+            self.open_ranges(
+                source, record_type, job, options, workers=workers, blocksize=blocksize
+            )
+        )
+
+
+def check_start(start: int) -> None:
+    """Refuse a ``start`` that is no record's index."""
+    if isinstance(start, bool) or not isinstance(start, int) or start < 0:
+        raise ValueError(f"start must be a non-negative int, got {start!r}")
 
 
 def chained(batches: Iterator[list[Any] | Pending]) -> Iterator[Any]:

@@ -23,7 +23,7 @@ from .ext import EVENT_TIME_CODE, ExtHook, event_time_parts, fluentd_event_time
 from .messages import INVALID_TIMESTAMP, HookFailure, RecordFailure, guarded_hook, invalid_utf8
 from .options import ReadKeywords, ReadOptions
 from .sources import Source
-from .streaming_reader import SourceReader, chained
+from .streaming_reader import SourceReader, chained, check_start
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -121,14 +121,16 @@ class ValueReader(SourceReader[Any]):
         *,
         batches: bool = False,
         force: bool = False,
+        start: int = 0,
         options: ReadOptions | None = None,
         **keywords: Unpack[ReadKeywords],
     ) -> None:
         read = ReadOptions.of(options, dict(keywords), "ValueReader()")
+        check_start(start)
         plan = Plan(
             Any,
             decoder=ValueDecoder(read.ext_hook),
             convert=Batches() if batches else None,
             refuse_foreign=not force,
         )
-        self._records = chained(self.open_batches(source, Any, plan, read))
+        self._records = chained(self.open_batches(source, Any, plan, read, start=start))

@@ -22,6 +22,7 @@ from ..ext import fluentd_event_time
 from ..infer import DEFAULT_SAMPLE
 from ..model import Item
 from ..options import DEFAULT_MAX_RECORD_SIZE, DEFAULT_READ_SIZE, ReadOptions
+from ..ranges import splittable, worker_count
 from ..record_type import type_label
 from ..sources import Source
 from ..streaming_reader import SourceReader, StreamingReader
@@ -222,6 +223,32 @@ def follow_option(command: argparse.ArgumentParser, on_ctrl_c: str) -> None:
         f"truncated or replaced (log rotation); Ctrl-C ends it: {on_ctrl_c} and exit with 130 "
         "(default: off, the end of the file ends the run)",
     )
+
+
+def jobs_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "-j",
+        "--jobs",
+        type=non_negative_int,
+        default=1,
+        metavar="N",
+        help="read each file on N processes (0: one per core), in byte ranges whose first "
+        "records are guessed from --type and then proved, so that the result is exactly that "
+        "of one process, errors included; stdin, compressed files and --type any are read on "
+        "one process, with a note (default: %(default)s)",
+    )
+
+
+def split_or_note(name: str, target: Source, typed: Typing, options: ReadOptions, jobs: int) -> int:
+    """How many processes read ``target``: ``jobs`` where it can be split, else 1, with a
+    note on stderr saying why not."""
+    if jobs == 1:
+        return 1
+    why = splittable(target, typed.record_type, options)
+    if why is None:
+        return worker_count(jobs)
+    print(f"note: {name}: read on one process: {why}", file=sys.stderr)
+    return 1
 
 
 def output_options(command: argparse.ArgumentParser) -> None:

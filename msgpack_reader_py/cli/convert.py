@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
+import shutil
 import sys
+import tempfile
 from typing import Any
 
 from .._extras import MissingExtraError
@@ -15,6 +18,8 @@ from ..atomic import replacing
 from ..convert import convert
 from ..errors import ReaderError, RecordError
 from ..infer import DEFAULT_SAMPLE, InferenceError
+from ..seek import count_records
+from ..sources import Source
 from ..writers import FORMATS, OutputFormat
 from ._common import (
     GIVE_A_TYPE,
@@ -26,6 +31,7 @@ from ._common import (
     flush_stdout,
     follow_option,
     inference,
+    jobs_option,
     non_negative_int,
     output_options,
     phrased,
@@ -35,6 +41,7 @@ from ._common import (
     reader_options,
     size_of,
     sources_of,
+    split_or_note,
     typing_of,
 )
 
@@ -68,8 +75,53 @@ def add(commands: Any) -> None:
         metavar="N",
         help="stop after N records in all (default: no limit)",
     )
+    dump.add_argument(
+        "--skip",
+        type=non_negative_int,
+        default=0,
+        metavar="N",
+        help="begin at record N (counting from 0, across the SOURCEs): the records before it "
+        "are framed, not decoded, so only broken framing (a corrupt or cut-off stream) is "
+        "found in them (default: %(default)s)",
+    )
     follow_option(dump, "stop")
     dump.set_defaults(run=_run_dump)
+
+    for name, summary, which in (
+        ("head", "write the first records as JSON Lines", "first"),
+        ("tail", "write the last records as JSON Lines", "last"),
+    ):
+        end = command(
+            commands,
+            name,
+            summary,
+            f"Write the {which} N records of the SOURCEs (in turn, as one stream) to stdout, "
+            "as dump writes them. "
+            + (
+                "This is dump --limit N."
+                if which == "first"
+                else "The records before them are counted by framing alone, never decoded "
+                "(a second pass over each file; stdin is kept in a temporary file), so the "
+                "tail of a large file takes a fraction of a full read."
+            ),
+        )
+        reader_options(end, "any")
+        end.add_argument(
+            "-n",
+            "--lines",
+            type=non_negative_int,
+            default=10,
+            metavar="N",
+            help="how many records (default: %(default)s)",
+        )
+        end.add_argument(
+            "--format",
+            choices=("jsonl", "csv"),
+            default="jsonl",
+            help="the output format, as dump takes it (default: %(default)s)",
+        )
+        output_options(end)
+        end.set_defaults(run=_run_head if which == "first" else _run_tail)
 
     conv = command(
         commands,
@@ -94,12 +146,41 @@ def add(commands: Any) -> None:
         help="the file to write, or - for stdout (required)",
     )
     output_options(conv)
+    jobs_option(conv)
     progress_option(conv, "bytes read, records and records per second")
     conv.set_defaults(run=_run_convert)
 
 
 def _run_dump(args: argparse.Namespace) -> int:
-    _convert(args, args.format, STDIO, args.limit)
+    _convert(args, args.format, STDIO, args.limit, start=args.skip)
+    return 0
+
+
+def _run_head(args: argparse.Namespace) -> int:
+    _convert(args, args.format, STDIO, args.lines)
+    return 0
+
+
+def _run_tail(args: argparse.Namespace) -> int:
+    with contextlib.ExitStack() as stack:
+        sources: list[tuple[str, Source]] = []
+        for name, target in sources_of(args.sources):
+            if name == "<stdin>":
+                # Read once, a pipe is kept to be read twice: counted, then from its tail on.
+                spool = stack.enter_context(tempfile.TemporaryFile())
+                with phrased(name):
+                    shutil.copyfileobj(sys.stdin.buffer, spool)
+                spool.seek(0)
+                target = spool
+            sources.append((name, target))
+        options = dataclasses.replace(read_options(args), on_error="raise")
+        total = 0
+        for name, target in sources:
+            with phrased(name):
+                total += count_records(target, options=options)
+            if hasattr(target, "seek"):
+                target.seek(0)
+        _convert(args, args.format, STDIO, None, start=max(total - args.lines, 0), sources=sources)
     return 0
 
 
@@ -110,10 +191,23 @@ def _run_convert(args: argparse.Namespace) -> int:
     return 0
 
 
-def _convert(args: argparse.Namespace, to: OutputFormat, output: str, limit: int | None) -> int:
-    """Convert every SOURCE into ``output`` (``-``: stdout); the records written."""
+def _convert(
+    args: argparse.Namespace,
+    to: OutputFormat,
+    output: str,
+    limit: int | None,
+    *,
+    start: int = 0,
+    sources: list[tuple[str, Source]] | None = None,
+) -> int:
+    """Convert every SOURCE (or ``sources``) from record ``start`` on into ``output`` (``-``:
+    stdout); the records written."""
     typed = typing_of(args)
-    sources = sources_of(args.sources)
+    sources = sources_of(args.sources) if sources is None else sources
+    workers: int = getattr(args, "jobs", 1)
+    for name, target in sources if workers != 1 else ():
+        with phrased(name):
+            split_or_note(name, target, typed, read_options(args), workers)
     names = [name for name, _ in sources]
     label = names[0] if len(sources) == 1 else f"{len(sources)} sources"
     sizes = [size_of(target) for _, target in sources]
@@ -152,6 +246,8 @@ def _convert(args: argparse.Namespace, to: OutputFormat, output: str, limit: int
                     **inference(args),
                     progress=progress,
                     force=args.force,
+                    start=start,
+                    workers=workers,
                     options=read_options(args),
                 )
                 # Inside the block: a run that found no record leaves no output file behind.

@@ -6,19 +6,26 @@ import argparse
 import dataclasses
 import json
 import time
+from collections.abc import Iterator
 from typing import Any
 
+from ..delivery import Plan
 from ..model import Item
-from ..streaming_reader import SourceReader
+from ..options import ReadOptions
+from ..sources import Source
+from ..streaming_reader import PieceReader, SourceReader, typed_plan
 from ._common import (
     EXIT_INTERRUPTED,
     Skips,
     command,
     follow_option,
+    jobs_option,
+    phrased,
     read_options,
     reader_options,
     reading,
     sources_of,
+    split_or_note,
     typing_of,
 )
 
@@ -36,6 +43,7 @@ def add(commands: Any) -> None:
         "run with one error line naming its source, record index and byte offset.",
     )
     reader_options(read, "item")
+    jobs_option(read)
     read.add_argument(
         "--json",
         action="store_true",
@@ -107,9 +115,16 @@ def run_read(args: argparse.Namespace) -> int:
     sources = sources_of(args.sources)
     skips = Skips(typed.label)
     total = Summary()
+    options = read_options(args)
     for (name, target), argument in zip(sources, args.sources, strict=True):
-        with reading(name, target, read_options(args), typed) as reader:
-            summary = summarise(reader, following=args.follow)
+        with phrased(name, typed.hint):
+            workers = split_or_note(name, target, typed, options, args.jobs)
+        if workers > 1:
+            with phrased(name, typed.hint):
+                summary, reader = _summarised_in_ranges(target, typed.record_type, options, workers)
+        else:
+            with reading(name, target, options, typed) as reader:
+                summary = summarise(reader, following=args.follow)
         summary.bytes = reader.bytes_read
         summary.skipped = reader.skipped
         skips.add(name, reader.skipped, reader.errors)
@@ -123,6 +138,42 @@ def run_read(args: argparse.Namespace) -> int:
     else:
         print(_report(args.json, "total", {"sources": list(args.sources)}, total, len(sources)))
     return EXIT_INTERRUPTED if summary.interrupted else 0  # only one source is followed
+
+
+@dataclasses.dataclass(frozen=True)
+class _Summing:
+    """A range job (:class:`~..ranges.RangeJob`): a range's records counted, and the ids of
+    Items summed, in the worker that reads them."""
+
+    items: bool
+
+    def plan(self, record_type: Any, options: ReadOptions) -> Plan:
+        return typed_plan(record_type, None, options)
+
+    def collect(self, batches: Iterator[list[Any]]) -> list[tuple[int, int]]:
+        count = total = 0
+        for batch in batches:
+            count += len(batch)
+            if self.items:
+                total += sum(item.id for item in batch)
+        return [(count, total)]
+
+
+def _summarised_in_ranges(
+    target: Source, record_type: Any, options: ReadOptions, workers: int
+) -> tuple[Summary, SourceReader[Any]]:
+    """``read --jobs``: each range summarised where it is read, the summaries added up."""
+    start = time.perf_counter()
+    items = record_type is Item
+    count = total = 0
+    with PieceReader(
+        target, record_type, _Summing(items), workers=workers, options=options
+    ) as reader:
+        for records, ids in reader:
+            count += records
+            total += ids
+    summary = Summary(count, total if items else None, seconds=time.perf_counter() - start)
+    return summary, reader
 
 
 def _report(

@@ -1,0 +1,211 @@
+"""One file on every core: a file read in byte ranges against the same file read on one core.
+
+    poetry run python benchmarks/one_file.py -o doc/one_file.result.json
+
+Writes one file of ``--records`` generated records, then times, interleaved ``--repeat``
+times so that drift on a shared machine hits each alike, each as a user runs it:
+
+- ``read_jobs_1`` / ``read_jobs_N``: ``msgpack-reader read --jobs 1`` and ``--jobs N`` (every
+  record built as an ``Item`` and checked, ids summed), in a process of its own each time;
+- ``convert_jobs_1`` / ``convert_jobs_N``: ``convert --to parquet`` with ``--jobs 1`` and
+  ``N``; the two outputs must be byte for byte the same;
+- ``count``: ``msgpack-reader count`` (framing alone), against ``read_jobs_1``;
+- ``tail``: ``msgpack-reader tail -n 10``, against ``read_jobs_1``;
+- ``floor``: msgpack's C decoder iterating the file's bytes into plain lists, in this process
+  (the floor the Rust reader is measured against in RESULTS.md);
+- ``dask_one_partition`` / ``dask_ranges``: an aggregate over ``read_dataframe`` of one file of
+  ``--dask-records`` records on a ``LocalCluster`` of ``--workers`` processes, with
+  ``blocksize=None`` (one partition) and with ``--blocksize``.
+
+Each ratio is the median of the per-repeat ratios of two ways timed one after the other. The
+guesses (how long the slowest took, how many ranges were read again) are counted in a read
+of the file in ranges in this process. Needs the ``arrow`` and ``dask`` extras.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgpack
+
+from msgpack_reader_py import Item, generate
+from msgpack_reader_py.options import ReadOptions
+from msgpack_reader_py.ranges import RangeStats, read_ranges
+from msgpack_reader_py.seek import Counting
+from msgpack_reader_py.streaming_reader_bench import write_result
+
+PAIRS = {
+    "read_jobs_n": ("read_jobs_1", "read_jobs_n"),
+    "convert_jobs_n": ("convert_jobs_1", "convert_jobs_n"),
+    "count": ("read_jobs_1", "count"),
+    "tail": ("read_jobs_1", "tail"),
+    "dask_ranges": ("dask_one_partition", "dask_ranges"),
+}
+"""Each ratio: how many times faster the second way is than the first (for ``tail``, the
+first way's time over the second's too: below 1/0.4 = 2.5 means slower than 0.4x a read)."""
+
+
+def cli(*arguments: str) -> Callable[[], None]:
+    """A run of the command line, in a process of its own."""
+    command = [sys.executable, "-m", "msgpack_reader_py", *arguments]
+
+    def run() -> None:
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+
+    return run
+
+
+def floor(path: Path) -> Callable[[], None]:
+    """msgpack's C decoder over the file's bytes (read before timing), into plain lists."""
+    data = path.read_bytes()
+
+    def run() -> None:
+        unpacker = msgpack.Unpacker(max_buffer_size=len(data) + 1)
+        unpacker.feed(data)
+        for _ in unpacker:
+            pass
+
+    return run
+
+
+def dask_aggregate(path: Path, blocksize: int | None) -> Callable[[], None]:
+    from dask.base import compute
+
+    from msgpack_reader_py.dask import read_dataframe
+
+    def run() -> None:
+        frame = read_dataframe(str(path), blocksize=blocksize)
+        compute(frame["id"].sum(), frame["value"].mean())
+
+    return run
+
+
+def timed(run: Callable[[], None]) -> float:
+    start = time.perf_counter()
+    run()
+    return time.perf_counter() - start
+
+
+def guesses(path: Path) -> dict[str, Any]:
+    """How the guesses of a read in ranges went: the slowest, and the ranges read again."""
+    stats = RangeStats()
+    for _piece in read_ranges(
+        path, Item, Counting(), options=ReadOptions(), workers=1, blocksize=8 << 20, stats=stats
+    ):
+        pass
+    return {
+        "ranges": stats.ranges,
+        "rereads": stats.rereads,
+        "slowest_seconds": stats.slowest_guess,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=2_000_000)
+    parser.add_argument("--dask-records", type=int, default=8_000_000)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--blocksize", type=int, default=64 << 20)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("-o", "--output", default="-", help="where the JSON goes (- is stdout)")
+    args = parser.parse_args(argv)
+
+    from distributed import Client, LocalCluster
+
+    with tempfile.TemporaryDirectory(prefix="msgpack-reader-one-file-") as scratch:
+        directory = Path(scratch)
+        path = directory / "items.msgpack"
+        generate(path, args.records)
+        big = directory / "dask.msgpack"
+        generate(big, args.dask_records, seed=1)
+        outputs = {jobs: directory / f"out-{jobs}.parquet" for jobs in (1, args.jobs)}
+        ways: dict[str, Callable[[], None]] = {
+            "read_jobs_1": cli("read", "--jobs", "1", str(path)),
+            "read_jobs_n": cli("read", "--jobs", str(args.jobs), str(path)),
+            "convert_jobs_1": cli(
+                "convert", "--type", "item", "--to", "parquet", "-o", str(outputs[1]), str(path)
+            ),
+            "convert_jobs_n": cli(
+                "convert",
+                "--type",
+                "item",
+                "--to",
+                "parquet",
+                "-o",
+                str(outputs[args.jobs]),
+                "--jobs",
+                str(args.jobs),
+                str(path),
+            ),
+            "count": cli("count", str(path)),
+            "tail": cli("tail", "-n", "10", "--type", "item", str(path)),
+            "floor": floor(path),
+        }
+        seconds: dict[str, list[float]] = {way: [] for way in [*ways, *PAIRS["dask_ranges"]]}
+        with (
+            LocalCluster(
+                n_workers=args.workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                scheduler_kwargs={"dashboard_address": ":0"},
+            ) as cluster,
+            Client(cluster),
+        ):
+            ways["dask_one_partition"] = dask_aggregate(big, None)
+            ways["dask_ranges"] = dask_aggregate(big, args.blocksize)
+            for run in ways.values():
+                run()  # the page cache, the workers' imports
+            if outputs[1].read_bytes() != outputs[args.jobs].read_bytes():
+                raise SystemExit("convert --jobs wrote other bytes than --jobs 1")
+            for _ in range(args.repeat):
+                for way, run in ways.items():
+                    seconds[way].append(timed(run))
+        guessed = guesses(path)
+        size, dask_size = path.stat().st_size, big.stat().st_size
+    ratios = {
+        name: statistics.median(
+            before / after for before, after in zip(seconds[a], seconds[b], strict=True)
+        )
+        for name, (a, b) in PAIRS.items()
+    }
+    result = {
+        "records": args.records,
+        "bytes": size,
+        "dask_records": args.dask_records,
+        "dask_bytes": dask_size,
+        "jobs": args.jobs,
+        "workers": args.workers,
+        "blocksize": args.blocksize,
+        "repeat": args.repeat,
+        "ratios": ratios,
+        "tail_fraction_of_read": 1 / ratios["tail"],
+        "read_jobs_n_over_floor": statistics.median(
+            n / f for n, f in zip(seconds["read_jobs_n"], seconds["floor"], strict=True)
+        ),
+        "guesses": guessed,
+        "measurements": {
+            way: {"median_seconds": statistics.median(values), "seconds": values}
+            for way, values in seconds.items()
+        },
+        "python": platform.python_version(),
+        "machine": platform.platform(),
+        "cpu_count": os.cpu_count(),
+    }
+    write_result(result, args.output)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

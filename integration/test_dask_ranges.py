@@ -1,0 +1,83 @@
+"""One file, many partitions: msgpack_reader_py.dask splits a file into byte ranges whose
+first records are proved by a chain of small tasks, on a real two-process cluster."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import distributed
+import pandas as pd
+import pytest
+
+from msgpack_reader_py import Item, StreamingReader, TruncatedStreamError, get_iter, pack_items
+from msgpack_reader_py.dask import read_bag, read_dataframe
+from tests.helpers import packed
+
+TIMEOUT = 60
+ITEMS = list(get_iter(3000, seed=11))
+FIELDS = [field.name for field in dataclasses.fields(Item)]
+
+
+@dataclasses.dataclass
+class Carrier:
+    """A record whose payload holds a file of its own kind (importable by the workers)."""
+
+    name: str
+    payload: bytes
+
+
+@pytest.fixture(scope="module")
+def item_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("ranges") / "items.msgpack"
+    path.write_bytes(pack_items(ITEMS))
+    return path
+
+
+def rows(frame: pd.DataFrame) -> list[Item]:
+    return [Item(*row) for row in frame[FIELDS].itertuples(index=False)]
+
+
+def test_one_file_in_many_partitions_on_a_cluster(
+    client: distributed.Client, item_path: Path
+) -> None:
+    frame = read_dataframe(str(item_path), blocksize=4096)
+    assert frame.npartitions == -(-item_path.stat().st_size // 4096)
+    got = client.compute(frame).result(timeout=TIMEOUT)
+    assert rows(got) == ITEMS
+    bag = read_bag(str(item_path), blocksize=10_000)
+    assert client.compute(bag).result(timeout=TIMEOUT) == ITEMS
+    # None keeps a partition per file
+    assert read_dataframe(str(item_path), blocksize=None).npartitions == 1
+
+
+def test_payloads_of_the_same_kind_split_exactly(
+    client: distributed.Client, tmp_path: Path
+) -> None:
+    inner = b"".join(packed([f"inner{i}", b""]) for i in range(40))
+    records = [Carrier(f"outer{i}", inner) for i in range(30)]
+    path = tmp_path / "carriers.msgpack"
+    path.write_bytes(b"".join(packed([r.name, r.payload]) for r in records))
+    bag = read_bag(str(path), Carrier, blocksize=97)
+    assert bag.npartitions > 30
+    assert client.compute(bag).result(timeout=TIMEOUT) == records
+
+
+def test_a_broken_file_fails_with_the_sequential_error(
+    client: distributed.Client, tmp_path: Path
+) -> None:
+    path = tmp_path / "cut.msgpack"
+    path.write_bytes(pack_items(ITEMS)[:-9])
+    with pytest.raises(TruncatedStreamError) as sequential:
+        list(StreamingReader(path))
+    frame = read_dataframe(str(path), blocksize=5000)
+    with pytest.raises(TruncatedStreamError) as split:
+        client.compute(frame).result(timeout=TIMEOUT)
+    assert split.value.index == sequential.value.index == len(ITEMS) - 1
+    assert split.value.offset == sequential.value.offset
+    assert split.value.source == str(path)
+
+
+def test_blocksize_is_checked() -> None:
+    with pytest.raises(ValueError, match="blocksize must be a positive int"):
+        read_bag("x.msgpack", blocksize=0)

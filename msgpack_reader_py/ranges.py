@@ -1,0 +1,564 @@
+"""One file in pieces: byte ranges read apart (on many cores, on a cluster), with exactly the
+records, order, counts and errors of a sequential read.
+
+MessagePack has no sync marker, and almost any byte starts a valid value, so a reader that
+starts in the middle of a file cannot know where a record starts. With a record type it can
+*guess*: :func:`guess_start` finds the first offset of a range from which
+:data:`GUESS_RECORDS` consecutive records decode as the type (typed decoding tells records
+apart; untyped decoding does not, so untyped reads are not split). A range's reader
+(:func:`read_range`) reads every record that *starts* before the range ends, reading past its
+end to finish the last one, and says where its chain of records crossed the end (``stop``).
+
+The guess is then *proved* (:func:`read_ranges`): range 0 starts at 0; range ``i + 1``'s start
+must be where range ``i``'s chain crossed into it. By induction every accepted start is a true
+record boundary. Where a guess was wrong (a payload that embeds records of the same type, a
+range inside one large record, a broken stretch of the file), the range is read again from the
+proved offset, in the process that proves: guessing changes only speed, never results. An
+error is raised only from a range whose start was proved, so it is the sequential read's own,
+its ``offset`` and, counted across the ranges before it, its ``index``.
+
+Compressed files (gzip, bzip2, xz, zstd) cannot be entered in the middle: they are read as one
+range.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import itertools
+import multiprocessing
+import os
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Generator, Iterable, Iterator
+from typing import IO, Any, Protocol, TypeVar
+
+import msgpack
+import msgspec
+
+from .compression import compression
+from .decoding import RecordFailure, record_decoder
+from .delivery import Plan, RunDecoder, SkipLog, records
+from .errors import ReaderError, RecordError
+from .framing import Framer, run_header, skipping
+from .options import ReadOptions, refuse_follow
+from .sources import Chunks
+
+__all__ = [
+    "GUESS_RECORDS",
+    "ByteRange",
+    "Flattened",
+    "Piece",
+    "Proof",
+    "RangeJob",
+    "RangeStats",
+    "RangedRead",
+    "Records",
+    "default_blocksize",
+    "guess_start",
+    "plan_ranges",
+    "read_range",
+    "read_ranges",
+    "split",
+    "splittable",
+    "worker_count",
+]
+
+GUESS_RECORDS = 8
+"""How many consecutive records must decode as the record type from an offset for it to be
+guessed a record's start."""
+GUESS_SCAN = 256 * 1024
+"""How far into its range a guess looks for a record's start: a range with none that far in
+(records larger than that, or a broken stretch) is read from its proved start instead."""
+_GUESS_WINDOW = 4 * 1024 * 1024
+"""The most bytes a guess decodes from one offset: the records of the chain it checks."""
+_MIN_BLOCKSIZE = 1 << 20
+_MAX_BLOCKSIZE = 64 << 20
+
+_E = TypeVar("_E", bound=ReaderError)
+
+FileSource = Any
+"""A local path (``str`` or ``os.PathLike``), or an fsspec ``OpenFile``: what can be opened
+again in each worker."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ByteRange:
+    """Bytes ``start`` to ``end`` (exclusive) of a file: its records are those that start
+    there."""
+
+    number: int
+    start: int
+    end: int
+
+
+def plan_ranges(size: int, blocksize: int) -> list[ByteRange]:
+    """A file of ``size`` bytes cut into ranges of ``blocksize`` bytes (the last one shorter);
+    one empty range for an empty file."""
+    if isinstance(blocksize, bool) or not isinstance(blocksize, int) or blocksize <= 0:
+        raise ValueError(f"blocksize must be a positive int, got {blocksize!r}")
+    starts = range(0, max(size, 1), blocksize)
+    return [ByteRange(n, s, min(s + blocksize, size)) for n, s in enumerate(starts)]
+
+
+def default_blocksize(size: int, workers: int) -> int:
+    """Four ranges per worker (so that a slow one does not hold the rest back), each between
+    1 MiB and 64 MiB."""
+    per = -(-size // (4 * max(workers, 1)))
+    return max(_MIN_BLOCKSIZE, min(per, _MAX_BLOCKSIZE))
+
+
+class RangeJob(Protocol):
+    """What a worker makes of a range's records: a picklable value sent to each worker.
+
+    ``plan`` says how the records are decoded and what is made of them (:mod:`.delivery`);
+    ``collect`` takes the range's batches (it must exhaust them) and returns what is sent back.
+    """
+
+    def plan(self, record_type: Any, options: ReadOptions) -> Plan: ...
+
+    def collect(self, batches: Iterator[list[Any]]) -> Any: ...
+
+
+class Flattened:
+    """What a job's plan made of each read, in one list (the records themselves, Arrow
+    columns, text rows): the base of a :class:`RangeJob` whose plan says what to make."""
+
+    def collect(self, batches: Iterator[list[Any]]) -> list[Any]:
+        return [made for batch in batches for made in batch]
+
+
+class Records(Flattened):
+    """The records themselves, in a list."""
+
+    def plan(self, record_type: Any, options: ReadOptions) -> Plan:
+        return Plan(
+            record_type,
+            ext_hook=options.ext_hook,
+            forbid_unknown_keys=options.forbid_unknown_keys,
+        )
+
+
+@dataclasses.dataclass
+class Piece:
+    """What reading one range gave, and where its chain of records runs."""
+
+    range: ByteRange
+    first: int | None
+    """Where its first record starts; ``None`` where no record was found to start in it."""
+    stop: int | None
+    """Where its chain of records crossed its end: the next range's first record."""
+    count: int
+    """The records of its chain, skipped ones included (up to an error)."""
+    value: Any
+    """What the job made of its records."""
+    skipped: int = 0
+    errors: list[RecordError] = dataclasses.field(default_factory=list)
+    error: ReaderError | None = None
+    """The error its chain ended with; it ends the file's records."""
+    guess_seconds: float = 0.0
+
+
+@dataclasses.dataclass
+class RangeStats:
+    """What a split read did: its ranges, how many were read again from a proved start
+    (a wrong guess), and the slowest guess."""
+
+    ranges: int = 0
+    rereads: int = 0
+    slowest_guess: float = 0.0
+
+
+def splittable(source: Any, record_type: Any, options: ReadOptions) -> str | None:
+    """Why ``source`` cannot be read in ranges (a phrase), or ``None`` when it can: a local
+    file or an fsspec ``OpenFile``, read with a record type, not followed, not compressed."""
+    if record_type is None or record_type is Any:
+        return "untyped records cannot be told apart from the middle of a file"
+    if options.follow:
+        return "a followed file is read as it grows"
+    if not isinstance(source, (str, os.PathLike)) and not hasattr(source, "fs"):
+        return "only a file can be read in ranges"
+    if options.decompress:
+        with _opened(source) as stream:
+            if compression(stream.read(6)) is not None:
+                return "a compressed file cannot be entered in the middle"
+    return None
+
+
+def split(source: Any, record_type: Any, options: ReadOptions, workers: int | None) -> bool:
+    """Whether a reader asked for ``workers`` reads ``source`` in byte ranges: ``workers``
+    is more than one (``0``: one per core), and the source can be split (:func:`splittable`).
+    Anything else is read as one stream, in this process."""
+    count = worker_count(workers)
+    return count > 1 and splittable(source, record_type, options) is None
+
+
+def worker_count(workers: int | None) -> int:
+    """How many processes ``workers`` asks for: ``None`` one, ``0`` one per core."""
+    if workers is None:
+        return 1
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+        raise ValueError(f"workers must be a non-negative int or None, got {workers!r}")
+    return workers or os.cpu_count() or 1
+
+
+def read_range(
+    source: FileSource,
+    byte_range: ByteRange,
+    record_type: Any,
+    options: ReadOptions,
+    job: RangeJob,
+    first: int | None = None,
+) -> Piece:
+    """Read the records that start in ``byte_range`` of ``source``: from ``first`` (a proved
+    record start), or from where :func:`guess_start` guesses the first one starts. Errors
+    are kept in the piece, not raised: only a proved range's error is the file's. Offsets are
+    the file's; indexes count from the range's first record."""
+    guessed = 0.0
+    with _opened(source) as stream:
+        if first is None and byte_range.start:
+            began = time.perf_counter()
+            decoder = record_decoder(
+                record_type,
+                ext_hook=options.ext_hook,
+                forbid_unknown_keys=options.forbid_unknown_keys,
+            )
+            first = guess_start(stream, byte_range, decoder)
+            guessed = time.perf_counter() - began
+        elif first is None:
+            first = 0
+        if first is None or (first >= byte_range.end and byte_range.end):
+            empty = job.collect(iter(()))
+            return Piece(byte_range, None, first, 0, empty, guess_seconds=guessed)
+        chunks = Chunks(stream, options, offset=first)
+        framer = Framer(
+            chunks,
+            options.max_record_size,
+            options.read_size,
+            origin=(0, first),
+            until=byte_range.end if byte_range.end else None,
+        )
+        skip = SkipLog() if options.on_error == "skip" else None
+        failure: list[ReaderError] = []
+        batches = records(
+            chunks,
+            job.plan(record_type, options),
+            options.max_record_size,
+            options.read_size,
+            skip,
+            framer,
+        )
+        value = job.collect(_until_failure(batches, failure))
+    error = failure[0] if failure else None
+    return Piece(
+        byte_range,
+        first,
+        framer.start,
+        framer.index if error is None else error.index,
+        value,
+        skipped=0 if skip is None else skip.count,
+        errors=[] if skip is None else skip.errors,
+        error=error,
+        guess_seconds=guessed,
+    )
+
+
+def _until_failure(batches: Iterable[Any], failure: list[ReaderError]) -> Iterator[list[Any]]:
+    """The batches, ending where the data breaks: the error is kept in ``failure``."""
+    try:
+        yield from batches
+    except ReaderError as exc:
+        failure.append(exc)
+
+
+def guess_start(stream: IO[bytes], byte_range: ByteRange, decoder: RunDecoder) -> int | None:
+    """The first offset in ``byte_range`` (at most :data:`GUESS_SCAN` into it) from which
+    :data:`GUESS_RECORDS` records, or every record to the end of the file, decode as the
+    decoder's record type; ``None`` if there is none. A guess, proved by :func:`read_ranges`."""
+    window = _Window(stream, byte_range.start)
+    for at in range(byte_range.start, min(byte_range.end, byte_range.start + GUESS_SCAN)):
+        if _chain_at(window, at, decoder):
+            return at
+    return None
+
+
+class _Window:
+    """The bytes of a file from ``base`` on, read as far as they are asked for."""
+
+    def __init__(self, stream: IO[bytes], base: int) -> None:
+        stream.seek(base)
+        self._stream = stream
+        self.base = base
+        self.data = bytearray()
+        self.ended = False
+
+    def upto(self, end: int) -> int:
+        """Read up to offset ``end`` if the file goes that far; where the bytes read end."""
+        while self.base + len(self.data) < end and not self.ended:
+            more = self._stream.read(max(end - self.base - len(self.data), 64 * 1024))
+            if not more:
+                self.ended = True
+            self.data += more
+        return self.base + len(self.data)
+
+
+_CONTAINERS = frozenset([*range(0x80, 0xA0), 0xDC, 0xDD, 0xDE, 0xDF])
+"""The first bytes of an array or a map: every record of a record type is one."""
+
+
+def _chain_at(window: _Window, at: int, decoder: RunDecoder) -> bool:
+    """Whether :data:`GUESS_RECORDS` records (or every record to the end of the file) start
+    at ``at``, one after the other, and decode as the decoder's record type.
+
+    Most offsets fail at their first byte, which starts no array or map. The rest are framed
+    in a small window, and their complete records decoded; the window grows (to at most
+    :data:`_GUESS_WINDOW`) only while what it holds decodes as records of the type.
+    """
+    base = window.base
+    size = 1024
+    while True:
+        available = window.upto(at + size)
+        if size == 1024 and window.data[at - base] not in _CONTAINERS:
+            return False
+        unpacker = msgpack.Unpacker(max_buffer_size=size, read_size=size)
+        with memoryview(window.data) as data:
+            unpacker.feed(data[at - base : at - base + size])
+        ends: list[int] = []
+        try:
+            ends.extend(itertools.islice(skipping(unpacker.skip, unpacker.tell), GUESS_RECORDS))
+        except msgpack.OutOfData:
+            pass
+        except (msgpack.UnpackException, ValueError):
+            return False
+        ended = available < at + size  # the window holds the rest of the file
+        whole = len(ends) == GUESS_RECORDS or (ended and bool(ends) and at + ends[-1] == available)
+        # The records framed so far, or the start of the first one, must decode as the type
+        # (a record cut off by the window fails as malformed, not as the wrong type).
+        count, end = (len(ends), ends[-1]) if ends else (1, min(size, available - at))
+        chain = run_header(count) + bytes(window.data[at - base : at - base + end])
+        try:
+            decoder.decode_run(chain)
+        except RecordFailure as failure:
+            if ends or not _truncated(failure.__cause__):
+                return False
+        if whole:
+            return True
+        if ended or size >= _GUESS_WINDOW:
+            return False
+        size *= 4
+
+
+def _truncated(cause: BaseException | None) -> bool:
+    """Whether msgspec failed only for want of the rest of the bytes."""
+    return type(cause) is msgspec.DecodeError and "truncated" in str(cause)
+
+
+def read_ranges(
+    source: FileSource,
+    record_type: Any,
+    job: RangeJob,
+    *,
+    options: ReadOptions,
+    workers: int,
+    blocksize: int | None = None,
+    stats: RangeStats | None = None,
+) -> Iterator[Piece]:
+    """The pieces of ``source`` in file order, each proved (see the module's docstring): read
+    by ``workers`` processes (``1``: in this one, a range at a time). Each piece's indexes count
+    from the file's first record; a piece with an ``error`` is the last."""
+    refuse_follow(options, "a read in ranges")
+    record_decoder(record_type, ext_hook=options.ext_hook)  # a bad type fails here, once
+    size = _size(source)
+    ranges = plan_ranges(size, blocksize or default_blocksize(size, workers))
+    stats = stats if stats is not None else RangeStats()
+    stats.ranges = len(ranges)
+    arguments = (record_type, options, job)
+    if workers == 1 or len(ranges) == 1:
+        pieces = (read_range(source, r, *arguments) for r in ranges)
+        return _proved(pieces, source, arguments, stats)
+    return _parallel(ranges, source, arguments, workers, stats)
+
+
+def _parallel(
+    ranges: list[ByteRange],
+    source: FileSource,
+    arguments: tuple[Any, ReadOptions, RangeJob],
+    workers: int,
+    stats: RangeStats,
+) -> Iterator[Piece]:
+    """The ranges read by ``workers`` processes, at most two each in hand, proved in order."""
+    executor = concurrent.futures.ProcessPoolExecutor(workers, mp_context=_context())
+    try:
+        todo = iter(ranges)
+        pending = deque(
+            executor.submit(read_range, source, r, *arguments)
+            for r in itertools.islice(todo, 2 * workers)
+        )
+
+        def results() -> Iterator[Piece]:
+            while pending:
+                piece = pending.popleft().result()
+                for byte_range in itertools.islice(todo, 1):
+                    pending.append(executor.submit(read_range, source, byte_range, *arguments))
+                yield piece
+
+        yield from _proved(results(), source, arguments, stats)
+    finally:
+        executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _context() -> Any:
+    """Fork where it is safe and cheap (Linux, one thread: a worker starts at once, with
+    everything imported); on Linux with threads running, a fork server (forking a process
+    with threads may deadlock); the platform's default elsewhere."""
+    if sys.platform == "linux":
+        safe = threading.active_count() == 1
+        return multiprocessing.get_context("fork" if safe else "forkserver")
+    return multiprocessing.get_context()
+
+
+@dataclasses.dataclass(frozen=True)
+class Proof:
+    """Where the proved chain of records stands before a range: the offset of its next
+    record, and how many records came before it."""
+
+    offset: int = 0
+    before: int = 0
+    error: ReaderError | None = None
+    """The error that ended the file's records before the range, if one did."""
+
+    def settle(
+        self,
+        piece: Piece,
+        source: FileSource,
+        arguments: tuple[Any, ReadOptions, RangeJob],
+        stats: RangeStats | None = None,
+    ) -> tuple[Piece, Proof]:
+        """``piece`` if its start is the proved one, else its range read again from there;
+        its indexes counted from the file's first record; and the proof after it. After an
+        error, a range holds nothing but that error."""
+        byte_range = piece.range
+        if self.error is not None:
+            empty = arguments[2].collect(iter(()))
+            return Piece(byte_range, None, None, 0, empty, error=self.error), self
+        if self.offset >= byte_range.end and byte_range.end:
+            holds = piece.first is None  # a record from before covers the whole range
+        else:
+            holds = piece.first == self.offset
+        if not holds:
+            if stats is not None:
+                stats.rereads += 1
+            piece = read_range(source, byte_range, *arguments, first=self.offset)
+        if piece.first is None:
+            piece.stop = self.offset
+        if self.before:
+            piece.errors = [_counted(error, self.before) for error in piece.errors]
+            if piece.error is not None:
+                piece.error = _counted(piece.error, self.before)
+        if piece.error is not None:
+            return piece, Proof(self.offset, self.before, piece.error)
+        assert piece.stop is not None
+        return piece, Proof(piece.stop, self.before + piece.count)
+
+
+def _proved(
+    pieces: Iterable[Piece],
+    source: FileSource,
+    arguments: tuple[Any, ReadOptions, RangeJob],
+    stats: RangeStats,
+) -> Iterator[Piece]:
+    """Each piece proved against the chain before it (:meth:`Proof.settle`), up to the first
+    with an error."""
+    proof = Proof()
+    for guessed in pieces:
+        piece, proof = proof.settle(guessed, source, arguments, stats)
+        stats.slowest_guess = max(stats.slowest_guess, guessed.guess_seconds)
+        yield piece
+        if piece.error is not None:
+            return
+
+
+def _counted(error: _E, before: int) -> _E:
+    """``error`` with its index counted from the file's first record."""
+    counted = type(error)(
+        error.reason, index=error.index + before, offset=error.offset, source=error.source
+    )
+    counted.__cause__ = error.__cause__
+    return counted
+
+
+def _opened(source: FileSource) -> IO[bytes]:
+    if isinstance(source, (str, os.PathLike)):
+        return open(os.fsdecode(source), "rb")
+    opened: IO[bytes] = source.open()
+    return opened
+
+
+def _size(source: FileSource) -> int:
+    if isinstance(source, (str, os.PathLike)):
+        return os.path.getsize(source)
+    return int(source.fs.size(source.path))
+
+
+class RangedRead:
+    """A split read as a reader reads it (:meth:`~.streaming_reader.ReaderBase.open_ranges`):
+    what each proved piece made, in file order, its skipped records counted in ``skip``, its
+    error raised after them; and the progress a reader tells of its source."""
+
+    compression = None
+    following = False
+
+    def __init__(
+        self,
+        source: FileSource,
+        record_type: Any,
+        job: RangeJob,
+        options: ReadOptions,
+        *,
+        workers: int,
+        blocksize: int | None = None,
+        skip: SkipLog | None = None,
+    ) -> None:
+        self.name = os.fsdecode(source) if isinstance(source, (str, os.PathLike)) else str(source)
+        self.bytes_read = 0
+        self.index = 0  # the records of the pieces so far, skipped ones included
+        self.stats = RangeStats()
+        self._skip = skip
+        self._pieces = read_ranges(
+            source,
+            record_type,
+            job,
+            options=options,
+            workers=workers,
+            blocksize=blocksize,
+            stats=self.stats,
+        )
+
+    @property
+    def source_bytes_read(self) -> int:
+        return self.bytes_read
+
+    def batches(self) -> Generator[Any, None, None]:
+        """What each piece made, in order (one item each); the first error, after the
+        pieces before it."""
+        skip = self._skip
+        for piece in self._pieces:
+            if skip is not None:
+                skip.count += piece.skipped
+                skip.errors.extend(piece.errors[: skip.keep - len(skip.errors)])
+            yield piece.value
+            if piece.error is not None:
+                raise piece.error
+            assert piece.stop is not None
+            self.bytes_read = piece.stop
+            self.index += piece.count
+
+    def stop(self) -> None:
+        """Nothing to stop: a split read never follows."""
+
+    def close(self) -> None:
+        close = getattr(self._pieces, "close", None)
+        if close is not None:
+            close()

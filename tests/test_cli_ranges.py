@@ -1,0 +1,147 @@
+"""The command line on one file in pieces: count, head, tail, dump --skip, and --jobs for
+read, convert and count, whose results are those of one process."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from msgpack_reader_py.cli import main
+from msgpack_reader_py.generator import get_iter, pack_items
+from tests.helpers import error_line, fake_stdin, item_values, packed
+
+ITEMS = list(get_iter(2000, seed=5))
+DATA = pack_items(ITEMS)
+ITEM = ["--type", "item"]
+
+
+@pytest.fixture
+def items_path(tmp_path: Path) -> Path:
+    path = tmp_path / "items.msgpack"
+    path.write_bytes(DATA)
+    return path
+
+
+def ids(out: str) -> list[int]:
+    return [json.loads(line)["id"] for line in out.splitlines()]
+
+
+def test_count(capsys: pytest.CaptureFixture[str], items_path: Path) -> None:
+    assert main(["count", str(items_path)]) == 0
+    assert capsys.readouterr() == ("2000\n", "")
+    assert main(["count", *ITEM, "-j", "2", str(items_path), str(items_path)]) == 0
+    assert capsys.readouterr() == (
+        f"{items_path}: 2000\n{items_path}: 2000\ntotal: 4000\n",
+        "",
+    )
+    assert main(["count", "--json", str(items_path)]) == 0
+    assert json.loads(capsys.readouterr().out) == {"source": str(items_path), "records": 2000}
+
+
+def test_count_of_broken_data_is_one_error_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "cut.msgpack"
+    path.write_bytes(DATA[:-3])
+    assert main(["count", "-j", "2", *ITEM, str(path)]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert error_line(err).startswith(f"error: {path}: record 1999 at byte ")
+
+
+def test_jobs_that_cannot_split_say_so(
+    capsys: pytest.CaptureFixture[str], items_path: Path, tmp_path: Path
+) -> None:
+    assert main(["count", "-j", "2", str(items_path)]) == 0
+    out, err = capsys.readouterr()
+    assert out == "2000\n"
+    assert err == (
+        f"note: {items_path}: read on one process: untyped records cannot be told apart from "
+        "the middle of a file\n"
+    )
+    squeezed = tmp_path / "items.msgpack.gz"
+    squeezed.write_bytes(gzip.compress(DATA))
+    assert main(["read", "-j", "0", str(squeezed)]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("Read 2000 messages, sum_of_ids is 1999000 in ")
+    assert "a compressed file cannot be entered in the middle" in err
+
+
+def test_read_with_jobs_is_the_same_summary(
+    capsys: pytest.CaptureFixture[str], items_path: Path
+) -> None:
+    assert main(["read", "--json", "-j", "2", str(items_path)]) == 0
+    parallel = json.loads(capsys.readouterr().out)
+    assert main(["read", "--json", str(items_path)]) == 0
+    one = json.loads(capsys.readouterr().out)
+    for summary in (parallel, one):
+        del summary["seconds"]
+    assert parallel == one
+    assert one["records"] == 2000
+    assert one["bytes"] == len(DATA)
+
+
+def test_read_with_jobs_fails_as_one_process_does(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    middle = len(pack_items(ITEMS[:1500]))
+    path = tmp_path / "bad.msgpack"
+    path.write_bytes(DATA[:middle] + packed(item_values(line="x")) + DATA[middle:])
+    lines = []
+    for jobs in ("1", "2"):
+        assert main(["read", "-j", jobs, str(path)]) == 1
+        _out, err = capsys.readouterr()
+        lines.append(error_line(err))
+    assert lines[0] == lines[1]
+    assert f"record 1500 at byte {middle}" in lines[0]
+
+
+@pytest.mark.parametrize("to", ["parquet", "arrow", "csv", "jsonl"])
+def test_convert_with_jobs_writes_the_same_bytes(
+    capsys: pytest.CaptureFixture[str], items_path: Path, tmp_path: Path, to: str
+) -> None:
+    outputs = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"items-{jobs}.{to}"
+        assert (
+            main(["convert", *ITEM, "--to", to, "-o", str(out), "-j", jobs, str(items_path)]) == 0
+        )
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
+    assert capsys.readouterr().err == ""
+
+
+def test_head_tail_and_skip(capsys: pytest.CaptureFixture[str], items_path: Path) -> None:
+    assert main(["head", "-n", "3", *ITEM, str(items_path)]) == 0
+    assert ids(capsys.readouterr().out) == [0, 1, 2]
+    assert main(["tail", "-n", "3", *ITEM, str(items_path), str(items_path)]) == 0
+    assert ids(capsys.readouterr().out) == [1997, 1998, 1999]
+    assert main(["tail", "-n", "5000", *ITEM, str(items_path)]) == 0
+    assert len(ids(capsys.readouterr().out)) == 2000
+    assert main(["dump", "--skip", "1998", "--limit", "1", *ITEM, str(items_path)]) == 0
+    assert ids(capsys.readouterr().out) == [1998]
+    assert main(["tail", str(items_path)]) == 0  # untyped: each record as it is
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 10
+    assert json.loads(lines[-1])[0] == 1999
+
+
+def test_tail_of_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_stdin(monkeypatch, io.BytesIO(DATA))
+    assert main(["tail", "-n", "2", *ITEM, "-"]) == 0
+    assert ids(capsys.readouterr().out) == [1998, 1999]
+
+
+def test_tail_of_broken_data_fails_as_a_read_does(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "cut.msgpack"
+    path.write_bytes(DATA[:-3])
+    assert main(["tail", "-n", "2", *ITEM, str(path)]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "record 1999 at byte" in error_line(err)

@@ -1,0 +1,83 @@
+"""Records found without decoding those before them: counting by framing alone, and readers
+that begin at record N (msgpack_reader_py.seek, the readers' ``start``)."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from msgpack_reader_py import Item, StreamingReader, TruncatedStreamError
+from msgpack_reader_py.arrow import read_table
+from msgpack_reader_py.generator import get_iter, pack_items
+from msgpack_reader_py.seek import count_records
+from msgpack_reader_py.values import ValueReader
+from tests.helpers import drain, item_values, packed
+
+ITEMS = list(get_iter(300, seed=9))
+DATA = pack_items(ITEMS)
+
+
+def test_count_counts_by_framing_alone(tmp_path: Path) -> None:
+    path = tmp_path / "items.msgpack"
+    path.write_bytes(DATA + packed(item_values(id="not an int")) + packed([1, 2]))
+    assert count_records(path) == 302  # no record checked against a type
+    assert count_records(path.read_bytes(), read_size=7) == 302
+    assert count_records(gzip.compress(path.read_bytes())) == 302
+    assert count_records(b"") == 0
+
+
+def test_count_in_ranges_is_the_same(tmp_path: Path) -> None:
+    path = tmp_path / "items.msgpack"
+    path.write_bytes(DATA)
+    for blocksize in (50, 999, 4096):
+        assert count_records(path, Item, workers=2, blocksize=blocksize) == len(ITEMS)
+
+
+def test_count_fails_where_framing_breaks(tmp_path: Path) -> None:
+    path = tmp_path / "cut.msgpack"
+    path.write_bytes(DATA[:-4])
+    with pytest.raises(TruncatedStreamError) as info:
+        count_records(path)
+    assert info.value.index == len(ITEMS) - 1
+    assert info.value.source == str(path)
+    with pytest.raises(TruncatedStreamError) as split:
+        count_records(path, Item, workers=2, blocksize=1000)
+    assert (split.value.index, split.value.offset) == (info.value.index, info.value.offset)
+    with pytest.raises(ValueError, match="follow=True would never end it"):
+        count_records(path, follow=True)
+
+
+@settings(deadline=None, max_examples=60)
+@given(start=st.integers(0, len(ITEMS) + 5), read_size=st.integers(1, 3000))
+def test_a_reader_begins_at_any_record(start: int, read_size: int) -> None:
+    got = list(StreamingReader(DATA, start=start, read_size=read_size))
+    assert got == ITEMS[start:]
+
+
+def test_every_reader_takes_start(tmp_path: Path) -> None:
+    path = tmp_path / "items.msgpack"
+    path.write_bytes(DATA)
+    assert read_table(path, start=290).column("id").to_pylist() == list(range(290, 300))
+    values = list(ValueReader(path, start=298))
+    assert [value[0] for value in values] == [298, 299]
+    for bad in (-1, True, "3"):
+        with pytest.raises(ValueError, match="start must be a non-negative int"):
+            StreamingReader(path, start=bad)  # type: ignore[arg-type]
+
+
+def test_records_before_start_are_not_decoded_but_their_framing_is_checked() -> None:
+    unchecked = packed(item_values(id="bad")) + DATA
+    assert list(StreamingReader(unchecked, start=1)) == ITEMS
+    records, error = drain(StreamingReader(unchecked, start=0))
+    assert records == []
+    assert error.index == 0
+    cut: Any = DATA[:-4]
+    records, error = drain(StreamingReader(cut, start=5))
+    assert records == ITEMS[5:-1]
+    assert isinstance(error, TruncatedStreamError)
+    assert error.index == len(ITEMS) - 1
