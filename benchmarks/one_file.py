@@ -13,9 +13,13 @@ times so that drift on a shared machine hits each alike, each as a user runs it:
 - ``tail``: ``msgpack-reader tail -n 10``, against ``read_jobs_1``;
 - ``floor``: msgpack's C decoder iterating the file's bytes into plain lists, in this process
   (the floor the Rust reader is measured against in RESULTS.md);
-- ``dask_one_partition`` / ``dask_ranges``: an aggregate over ``read_dataframe`` of one file of
-  ``--dask-records`` records on a ``LocalCluster`` of ``--workers`` processes, with
-  ``blocksize=None`` (one partition) and with ``--blocksize``.
+- ``read_table`` / ``read_table_workers_n``: ``read_table`` in this process, with
+  ``workers=None`` and ``workers=N``: the work alone, no process started per run;
+- ``dask_one_partition`` / ``dask_ranges``: an aggregate of every column over
+  ``read_dataframe`` of one file of ``--dask-records`` records on a ``LocalCluster`` of
+  ``--workers`` processes, with ``blocksize=None`` (one partition) and with ``--blocksize``;
+  ``..._two_columns``: an aggregate of two columns, which Dask asks a file read whole for
+  alone (a split file's ranges build every column).
 
 Each ratio is the median of the per-repeat ratios of two ways timed one after the other. The
 guesses (how long the slowest took, how many ranges were read again) are counted in a read
@@ -50,6 +54,8 @@ PAIRS = {
     "count": ("read_jobs_1", "count"),
     "tail": ("read_jobs_1", "tail"),
     "dask_ranges": ("dask_one_partition", "dask_ranges"),
+    "dask_ranges_two_columns": ("dask_one_partition_two_columns", "dask_ranges_two_columns"),
+    "read_table_workers_n": ("read_table", "read_table_workers_n"),
 }
 """Each ratio: how many times faster the second way is than the first (for ``tail``, the
 first way's time over the second's too: below 1/0.4 = 2.5 means slower than 0.4x a read)."""
@@ -78,14 +84,29 @@ def floor(path: Path) -> Callable[[], None]:
     return run
 
 
-def dask_aggregate(path: Path, blocksize: int | None) -> Callable[[], None]:
+def dask_aggregate(path: Path, blocksize: int | None, *, two_columns: bool) -> Callable[[], None]:
+    """An aggregate over ``read_dataframe`` on the active cluster: of every column (the rows
+    counted partition by partition), or of ``id`` and ``value`` only (Dask then asks a file
+    read whole for those two columns alone; a split file's ranges build every column)."""
     from dask.base import compute
 
     from msgpack_reader_py.dask import read_dataframe
 
     def run() -> None:
         frame = read_dataframe(str(path), blocksize=blocksize)
-        compute(frame["id"].sum(), frame["value"].mean())
+        if two_columns:
+            compute(frame["id"].sum(), frame["value"].mean())
+        else:
+            compute(frame.map_partitions(len, meta=(None, "int64")).sum())
+
+    return run
+
+
+def read_table_in_process(path: Path, workers: int | None) -> Callable[[], None]:
+    from msgpack_reader_py.arrow import read_table
+
+    def run() -> None:
+        read_table(path, workers=workers)
 
     return run
 
@@ -151,8 +172,11 @@ def main(argv: list[str] | None = None) -> int:
             "count": cli("count", str(path)),
             "tail": cli("tail", "-n", "10", "--type", "item", str(path)),
             "floor": floor(path),
+            "read_table": read_table_in_process(path, None),
+            "read_table_workers_n": read_table_in_process(path, args.jobs),
         }
-        seconds: dict[str, list[float]] = {way: [] for way in [*ways, *PAIRS["dask_ranges"]]}
+        dask_ways = [*PAIRS["dask_ranges"], *PAIRS["dask_ranges_two_columns"]]
+        seconds: dict[str, list[float]] = {way: [] for way in [*ways, *dask_ways]}
         with (
             LocalCluster(
                 n_workers=args.workers,
@@ -163,8 +187,10 @@ def main(argv: list[str] | None = None) -> int:
             ) as cluster,
             Client(cluster),
         ):
-            ways["dask_one_partition"] = dask_aggregate(big, None)
-            ways["dask_ranges"] = dask_aggregate(big, args.blocksize)
+            for two in (False, True):
+                suffix = "_two_columns" if two else ""
+                ways["dask_one_partition" + suffix] = dask_aggregate(big, None, two_columns=two)
+                ways["dask_ranges" + suffix] = dask_aggregate(big, args.blocksize, two_columns=two)
             for run in ways.values():
                 run()  # the page cache, the workers' imports
             if outputs[1].read_bytes() != outputs[args.jobs].read_bytes():

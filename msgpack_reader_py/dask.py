@@ -41,7 +41,16 @@ from .arrow import ArrowPieces, arrow_schema, read_batches
 from .errors import ReaderError, RecordError
 from .model import Item
 from .options import ReadKeywords, ReadOptions, refuse_follow
-from .ranges import Piece, Proof, RangeJob, Records, plan_ranges, read_range, splittable
+from .ranges import (
+    Piece,
+    Proof,
+    RangeJob,
+    Records,
+    known_starts,
+    plan_ranges,
+    read_range,
+    splittable,
+)
 from .streaming_reader import StreamingReader
 
 if TYPE_CHECKING:
@@ -95,7 +104,7 @@ def _pieces(
         return None  # fails when read, naming the file
     if size <= blocksize or splittable(file, record_type, options) is not None:
         return None
-    ranges = plan_ranges(size, blocksize)
+    ranges = plan_ranges(size, blocksize, known_starts(file))
     arguments = (record_type, options, job)
     proof: Any = Proof()
     pieces = []

@@ -23,16 +23,15 @@ range.
 
 from __future__ import annotations
 
-import concurrent.futures
+import bisect
 import dataclasses
 import itertools
-import multiprocessing
 import os
 import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from typing import IO, Any, Protocol, TypeVar
 
 import msgpack
@@ -43,6 +42,7 @@ from .decoding import RecordFailure, record_decoder
 from .delivery import Plan, RunDecoder, SkipLog, records
 from .errors import ReaderError, RecordError
 from .framing import Framer, run_header, skipping
+from .index import load_index
 from .options import ReadOptions, refuse_follow
 from .sources import Chunks
 
@@ -58,6 +58,8 @@ __all__ = [
     "Records",
     "default_blocksize",
     "guess_start",
+    "known_starts",
+    "local_path",
     "plan_ranges",
     "read_range",
     "read_ranges",
@@ -92,15 +94,32 @@ class ByteRange:
     number: int
     start: int
     end: int
+    known: bool = False
+    """Whether a record is known to start at ``start`` (a sidecar index says so): the range is
+    then read from there, with no guess."""
 
 
-def plan_ranges(size: int, blocksize: int) -> list[ByteRange]:
-    """A file of ``size`` bytes cut into ranges of ``blocksize`` bytes (the last one shorter);
-    one empty range for an empty file."""
+def plan_ranges(size: int, blocksize: int, known: Sequence[int] = ()) -> list[ByteRange]:
+    """A file of ``size`` bytes cut into ranges of about ``blocksize`` bytes; one empty range
+    for an empty file. Where offsets are ``known`` to start records (:mod:`.index`), a range
+    ends at the last of them within ``blocksize`` of its start, so that the next one starts
+    there, known."""
     if isinstance(blocksize, bool) or not isinstance(blocksize, int) or blocksize <= 0:
         raise ValueError(f"blocksize must be a positive int, got {blocksize!r}")
-    starts = range(0, max(size, 1), blocksize)
-    return [ByteRange(n, s, min(s + blocksize, size)) for n, s in enumerate(starts)]
+    marks = sorted({offset for offset in known if 0 < offset < size})
+    ranges: list[ByteRange] = []
+    start, is_known = 0, True  # the file's first record starts at 0
+    while True:
+        limit = start + blocksize
+        at = bisect.bisect_right(marks, limit) - 1
+        if at >= 0 and marks[at] > start:
+            end, next_known = marks[at], True
+        else:
+            end, next_known = min(limit, size), False
+        ranges.append(ByteRange(len(ranges), start, end, known=is_known))
+        if end >= size:
+            return ranges
+        start, is_known = end, next_known
 
 
 def default_blocksize(size: int, workers: int) -> int:
@@ -217,6 +236,8 @@ def read_range(
     are kept in the piece, not raised: only a proved range's error is the file's. Offsets are
     the file's; indexes count from the range's first record."""
     guessed = 0.0
+    if first is None and byte_range.known:
+        first = byte_range.start
     with _opened(source) as stream:
         if first is None and byte_range.start:
             began = time.perf_counter()
@@ -371,7 +392,7 @@ def read_ranges(
     refuse_follow(options, "a read in ranges")
     record_decoder(record_type, ext_hook=options.ext_hook)  # a bad type fails here, once
     size = _size(source)
-    ranges = plan_ranges(size, blocksize or default_blocksize(size, workers))
+    ranges = plan_ranges(size, blocksize or default_blocksize(size, workers), known_starts(source))
     stats = stats if stats is not None else RangeStats()
     stats.ranges = len(ranges)
     arguments = (record_type, options, job)
@@ -389,6 +410,9 @@ def _parallel(
     stats: RangeStats,
 ) -> Iterator[Piece]:
     """The ranges read by ``workers`` processes, at most two each in hand, proved in order."""
+    # Imported here: a command that reads on one process does not pay for them at start-up.
+    import concurrent.futures
+
     executor = concurrent.futures.ProcessPoolExecutor(workers, mp_context=_context())
     try:
         todo = iter(ranges)
@@ -413,6 +437,8 @@ def _context() -> Any:
     """Fork where it is safe and cheap (Linux, one thread: a worker starts at once, with
     everything imported); on Linux with threads running, a fork server (forking a process
     with threads may deadlock); the platform's default elsewhere."""
+    import multiprocessing
+
     if sys.platform == "linux":
         safe = threading.active_count() == 1
         return multiprocessing.get_context("fork" if safe else "forkserver")
@@ -487,6 +513,21 @@ def _counted(error: _E, before: int) -> _E:
     )
     counted.__cause__ = error.__cause__
     return counted
+
+
+def known_starts(source: FileSource) -> list[int]:
+    """Offsets a valid sidecar index of ``source`` (a local file) says start records."""
+    index = load_index(local_path(source))
+    return [] if index is None else index.starts()
+
+
+def local_path(source: FileSource) -> str | None:
+    """The path of a local file: ``source`` itself, or an fsspec file on the local disk."""
+    if isinstance(source, (str, os.PathLike)):
+        return os.fsdecode(source)
+    if type(getattr(source, "fs", None)).__name__ == "LocalFileSystem":
+        return str(source.path)
+    return None
 
 
 def _opened(source: FileSource) -> IO[bytes]:

@@ -13,12 +13,15 @@ count counts values, whatever they hold.
 
 from __future__ import annotations
 
+import bisect
+import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .delivery import Plan, named
 from .errors import ReaderError
-from .framing import Framer
+from .framing import Framer, Run
+from .index import load_index
 from .options import ReadKeywords, ReadOptions, refuse_follow
 from .ranges import RangedRead, split, worker_count
 from .sources import Chunks, Source
@@ -26,7 +29,7 @@ from .sources import Chunks, Source
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["Counting", "count_records"]
+__all__ = ["Counting", "count_records", "origin_for"]
 
 
 class _Framed:
@@ -70,11 +73,13 @@ def count_records(
     With ``workers`` (``0``: one per core), a file is counted in byte ranges on that many
     processes, as :func:`~msgpack_reader_py.arrow.read_batches` reads one: ``record_type`` is
     then what tells a record's start in the middle of the file (an untyped count is not split);
-    the count is the same.
+    the count is the same. A valid sidecar index (:mod:`.index`) of a file gives its count
+    at once; only what the file gained since it was indexed is framed.
     """
     read = ReadOptions.of(options, dict(keywords), "count_records()")
     refuse_follow(read, "count_records()")
-    if split(source, record_type, read, workers):
+    index = load_index(source)
+    if index is None and split(source, record_type, read, workers):
         ranged = RangedRead(
             source,
             record_type,
@@ -86,18 +91,61 @@ def count_records(
         for _piece in ranged.batches():
             pass
         return ranged.index
-    return _framed(source, read)
+    return _framed(source, read, (0, 0) if index is None else (index.count, index.end))
 
 
-def _framed(source: Source, options: ReadOptions) -> int:
-    """How many records ``source`` holds, by framing alone."""
-    chunks = Chunks(source, options)
-    framer = Framer(chunks, options.max_record_size, options.read_size)
+def origin_for(source: Source, start: int, options: ReadOptions) -> tuple[int, int]:
+    """Where a reader of ``source`` that begins at record ``start`` can start framing: the
+    index and offset of a record at or before it, known from a valid sidecar index of the
+    file, or from a count of the same file, unchanged since, in this process; ``(0, 0)``
+    when none is known."""
+    if not start or options.follow or not isinstance(source, (str, os.PathLike)):
+        return 0, 0
+    index = load_index(source)
+    if index is not None:
+        return index.origin(start)
+    identity = _identity(source)
+    runs = None if identity is None else _COUNTED.get(identity)
+    if not runs:
+        return 0, 0
+    at = bisect.bisect_right(runs, (start, _LAST)) - 1
+    return runs[at] if at >= 0 else (0, 0)
+
+
+_COUNTED: dict[tuple[Any, ...], list[tuple[int, int]]] = {}
+"""The index and offset of the first record of each run of the files counted lately, by the
+file's identity (path, device, inode, size, modification time): a count is often followed by
+a read from near its end (``tail``), which then frames nothing twice."""
+_COUNTED_FILES = 4
+_LAST = 1 << 62
+
+
+def _identity(path: str | os.PathLike[str]) -> tuple[Any, ...] | None:
     try:
-        for _run in framer.runs():
-            pass
+        status = os.stat(path)
+    except OSError:
+        return None
+    return (os.path.abspath(path), status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+
+
+def _framed(source: Source, options: ReadOptions, origin: tuple[int, int]) -> int:
+    """How many records ``source`` holds, by framing alone from ``origin`` (the index and
+    offset of a record known to start there) on; for a file read as it is, where each run of
+    records starts is kept (:data:`_COUNTED`)."""
+    chunks = Chunks(source, options, offset=origin[1])
+    framer = Framer(chunks, options.max_record_size, options.read_size, origin=origin)
+    runs = [origin]
+    try:
+        runs.extend((run.index, run.start) for run in framer.runs() if isinstance(run, Run))
     except ReaderError as exc:
         raise named(exc, chunks).with_traceback(exc.__traceback__) from exc.__cause__
     finally:
         chunks.close()
+    if isinstance(source, (str, os.PathLike)) and chunks.compression is None:
+        identity = _identity(source)
+        if identity is not None:
+            _COUNTED.pop(identity, None)
+            _COUNTED[identity] = runs
+            while len(_COUNTED) > _COUNTED_FILES:
+                del _COUNTED[next(iter(_COUNTED))]
     return framer.index

@@ -25,6 +25,7 @@ from .options import ReadKeywords, ReadOptions
 from .pending import Pending
 from .ranges import RangedRead, RangeJob
 from .record_type import type_label
+from .seek import origin_for
 from .sources import Chunks, Source
 
 if TYPE_CHECKING:
@@ -90,6 +91,9 @@ class ReaderBase(Generic[T]):
         limits made (the options were checked when made).
         """
         self._closed = True  # until the source is open: close() then has nothing to do
+        if origin == (0, 0):
+            # A sidecar index, or a count of the file: a seek, not a framing of all before
+            origin = origin_for(source, start, options)
         chunks = Chunks(source, options, blocking=self._blocking, as_is=as_is, offset=origin[1])
         self._source = chunks
         self.record_type = record_type

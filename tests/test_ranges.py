@@ -113,8 +113,26 @@ ITEM_BYTES = pack_items(ITEMS)
 
 
 def test_plan_ranges_cover_the_file_once() -> None:
-    assert plan_ranges(10, 4) == [ByteRange(0, 0, 4), ByteRange(1, 4, 8), ByteRange(2, 8, 10)]
-    assert plan_ranges(0, 4) == [ByteRange(0, 0, 0)]
+    assert plan_ranges(10, 4) == [
+        ByteRange(0, 0, 4, known=True),
+        ByteRange(1, 4, 8),
+        ByteRange(2, 8, 10),
+    ]
+    assert plan_ranges(0, 4) == [ByteRange(0, 0, 0, known=True)]
+    # offsets known to start records: a range ends at the last within reach, the next is known
+    assert plan_ranges(20, 8, known=[3, 6, 13, 20]) == [
+        ByteRange(0, 0, 6, known=True),
+        ByteRange(1, 6, 13, known=True),
+        ByteRange(2, 13, 20, known=True),
+    ]
+    assert plan_ranges(20, 4, known=[9]) == [
+        ByteRange(0, 0, 4, known=True),
+        ByteRange(1, 4, 8),
+        ByteRange(2, 8, 9),
+        ByteRange(3, 9, 13, known=True),
+        ByteRange(4, 13, 17),
+        ByteRange(5, 17, 20),
+    ]
     with pytest.raises(ValueError, match="blocksize must be a positive int, got 0"):
         plan_ranges(10, 0)
     assert default_blocksize(10, 2) == 1 << 20  # never below a mebibyte

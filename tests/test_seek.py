@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from msgpack_reader_py import Item, StreamingReader, TruncatedStreamError
 from msgpack_reader_py.arrow import read_table
 from msgpack_reader_py.generator import get_iter, pack_items
-from msgpack_reader_py.seek import count_records
+from msgpack_reader_py.options import ReadOptions
+from msgpack_reader_py.seek import count_records, origin_for
 from msgpack_reader_py.values import ValueReader
 from tests.helpers import drain, item_values, packed
 
@@ -81,3 +82,23 @@ def test_records_before_start_are_not_decoded_but_their_framing_is_checked() -> 
     assert records == ITEMS[5:-1]
     assert isinstance(error, TruncatedStreamError)
     assert error.index == len(ITEMS) - 1
+
+
+def test_a_count_lets_a_later_read_of_the_same_file_begin_near_its_record(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "items.msgpack"
+    path.write_bytes(DATA)
+    options = ReadOptions(read_size=1000)
+    assert origin_for(path, 250, options) == (0, 0)  # nothing known yet
+    assert count_records(path, options=options) == len(ITEMS)
+    index, offset = origin_for(path, 250, options)
+    assert 0 < index <= 250
+    assert offset == len(pack_items(ITEMS[:index]))
+    assert list(StreamingReader(path, start=250)) == ITEMS[250:]
+    more = list(get_iter(5, seed=1))
+    with path.open("ab") as stream:  # the file changed: what the count knew is not used
+        stream.write(pack_items(more))
+    assert origin_for(path, 250, options) == (0, 0)
+    assert list(StreamingReader(path, start=299)) == [ITEMS[-1], *more]
+    assert origin_for(DATA, 250, options) == (0, 0)  # bytes: nothing to know

@@ -1,8 +1,8 @@
 """The command line: ``python -m msgpack_reader_py`` and ``msgpack-reader``.
 
 Each command is a module of its own, its options beside its handler (``read``, ``count``,
-``convert`` with ``dump``, ``head`` and ``tail``, ``schema``, ``generate``); what they share
-is in ``_common``.
+``convert`` with ``dump``, ``head`` and ``tail``, ``index``, ``schema``, ``generate``); what
+they share is in ``_common``.
 
 A thin shell over the library: it parses arguments, runs one command, and turns every failure
 into one ``error: ...`` line on stderr with a non-zero status (1 for data and I/O errors, 2 for
@@ -23,7 +23,7 @@ from .._log import logger
 from ..follow import check_followable
 from ..generator import DEFAULT_SEED, get_iter, pack_items
 from ..options import ReadOptions
-from . import convert, count, generate, read, schema
+from . import convert, count, generate, index, read, schema
 from ._common import (
     DEFAULT_MESSAGES,
     EXIT_BROKEN_PIPE,
@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.set_defaults(run=_run_default)
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
-    for module in (read, count, convert, schema, generate):
+    for module in (read, count, convert, index, schema, generate):
         module.add(commands)
     return parser
 
