@@ -13,6 +13,8 @@ times so that drift on a shared machine hits each alike, each as a user runs it:
 - ``tail``: ``msgpack-reader tail -n 10``, against ``read_jobs_1``;
 - ``floor``: msgpack's C decoder iterating the file's bytes into plain lists, in this process
   (the floor the Rust reader is measured against in RESULTS.md);
+- ``read_in_process_jobs_1`` / ``..._n``: the same ``read`` commands run in this process: the
+  work alone, without Python's start-up and imports (about 0.15 s);
 - ``read_table`` / ``read_table_workers_n``: ``read_table`` in this process, with
   ``workers=None`` and ``workers=N``: the work alone, no process started per run;
 - ``dask_one_partition`` / ``dask_ranges``: an aggregate of every column over
@@ -29,6 +31,8 @@ of the file in ranges in this process. Needs the ``arrow`` and ``dask`` extras.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import platform
 import statistics
@@ -55,6 +59,7 @@ PAIRS = {
     "tail": ("read_jobs_1", "tail"),
     "dask_ranges": ("dask_one_partition", "dask_ranges"),
     "dask_ranges_two_columns": ("dask_one_partition_two_columns", "dask_ranges_two_columns"),
+    "read_in_process_jobs_n": ("read_in_process_jobs_1", "read_in_process_jobs_n"),
     "read_table_workers_n": ("read_table", "read_table_workers_n"),
 }
 """Each ratio: how many times faster the second way is than the first (for ``tail``, the
@@ -64,9 +69,12 @@ first way's time over the second's too: below 1/0.4 = 2.5 means slower than 0.4x
 def cli(*arguments: str) -> Callable[[], None]:
     """A run of the command line, in a process of its own."""
     command = [sys.executable, "-m", "msgpack_reader_py", *arguments]
+    # As installed packages are run: with their bytecode cached (a machine that sets
+    # PYTHONDONTWRITEBYTECODE compiles pyarrow's and pandas' modules anew in every process).
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
     def run() -> None:
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=environment)
 
     return run
 
@@ -98,6 +106,17 @@ def dask_aggregate(path: Path, blocksize: int | None, *, two_columns: bool) -> C
             compute(frame["id"].sum(), frame["value"].mean())
         else:
             compute(frame.map_partitions(len, meta=(None, "int64")).sum())
+
+    return run
+
+
+def read_in_process(path: Path, jobs: int) -> Callable[[], None]:
+    """``msgpack-reader read --jobs N`` run in this process: the work alone, no start-up."""
+    from msgpack_reader_py.cli import main
+
+    def run() -> None:
+        with contextlib.redirect_stdout(io.StringIO()):
+            main(["read", "--jobs", str(jobs), str(path)])
 
     return run
 
@@ -172,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
             "count": cli("count", str(path)),
             "tail": cli("tail", "-n", "10", "--type", "item", str(path)),
             "floor": floor(path),
+            "read_in_process_jobs_1": read_in_process(path, 1),
+            "read_in_process_jobs_n": read_in_process(path, args.jobs),
             "read_table": read_table_in_process(path, None),
             "read_table_workers_n": read_table_in_process(path, args.jobs),
         }
@@ -217,8 +238,8 @@ def main(argv: list[str] | None = None) -> int:
         "repeat": args.repeat,
         "ratios": ratios,
         "tail_fraction_of_read": 1 / ratios["tail"],
-        "read_jobs_n_over_floor": statistics.median(
-            n / f for n, f in zip(seconds["read_jobs_n"], seconds["floor"], strict=True)
+        "read_in_process_jobs_n_over_floor": statistics.median(
+            n / f for n, f in zip(seconds["read_in_process_jobs_n"], seconds["floor"], strict=True)
         ),
         "guesses": guessed,
         "measurements": {

@@ -19,6 +19,8 @@ import dataclasses
 import datetime
 import enum
 import operator
+import os
+import tempfile
 import typing
 from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -358,6 +360,35 @@ class ArrowPieces(Flattened):
     range (:mod:`.ranges`), in a worker."""
 
     columns: tuple[str, ...] | None = None
+    spool: str | None = None
+    """Where a worker leaves a range's columns, as an Arrow IPC file, for the reader to map
+    (:meth:`spooled`); ``None``: they are sent back as they are."""
+
+    def spooled(self, directory: str) -> ArrowPieces:
+        """This job, leaving each range's columns in a file in ``directory``."""
+        return dataclasses.replace(self, spool=directory)
+
+    def collect(self, batches: Iterator[list[Any]]) -> Any:
+        arrays = super().collect(batches)
+        if self.spool is None or not arrays:
+            return arrays
+        schema = pa.schema([pa.field("rows", arrays[0].type)])
+        handle, path = tempfile.mkstemp(suffix=".arrow", dir=self.spool)
+        with os.fdopen(handle, "wb") as file, pa.ipc.new_file(file, schema) as writer:
+            for array in arrays:
+                writer.write_batch(pa.RecordBatch.from_arrays([array], schema=schema))
+        return _Spooled(path)
+
+    @staticmethod
+    def received(value: Any) -> list[pa.StructArray]:
+        """A range's columns, mapped from the file a worker left them in (then removed: the
+        mapping keeps them)."""
+        if not isinstance(value, _Spooled):
+            return typing.cast(list[pa.StructArray], value)
+        reader = pa.ipc.open_file(pa.memory_map(value.path))
+        os.unlink(value.path)
+        count = reader.num_record_batches
+        return [typing.cast(pa.StructArray, reader.get_batch(i).column(0)) for i in range(count)]
 
     def schema(self, record_type: Any) -> pa.Schema:
         full = arrow_schema(record_type)
@@ -379,6 +410,13 @@ class ArrowPieces(Flattened):
             ext_hook=options.ext_hook,
             forbid_unknown_keys=options.forbid_unknown_keys,
         )
+
+
+@dataclasses.dataclass(frozen=True)
+class _Spooled:
+    """Where a worker left a range's columns (:class:`ArrowPieces`)."""
+
+    path: str
 
 
 def _rebatched(

@@ -10,7 +10,7 @@ import msgpack
 import pyperf
 import pytest
 
-from benchmarks import big_file, output, report, scale_out, tried
+from benchmarks import big_file, one_file, output, report, scale_out, tried
 from msgpack_reader_py import get_iter, item_to_list, pack_items
 from msgpack_reader_py import streaming_reader_bench as bench
 
@@ -118,6 +118,21 @@ def test_scale_out_end_to_end_agrees_and_reports_each_way(tmp_path: Path) -> Non
     baseline = result["measurements"][result["baseline"]]["median_seconds"]
     cluster = result["measurements"]["dask_local_cluster"]["median_seconds"]
     assert result["speedup"] == baseline / cluster
+
+
+def test_one_file_end_to_end_times_every_pair(tmp_path: Path) -> None:
+    out = tmp_path / "one.json"
+    arguments = ["--records", "3000", "--dask-records", "6000", "--blocksize", "50000"]
+    assert one_file.main([*arguments, "--repeat", "1", "-o", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert set(result["ratios"]) == set(one_file.PAIRS) == set(report.ONE_FILE)
+    for name, (first, second) in one_file.PAIRS.items():
+        seconds = result["measurements"]
+        assert result["ratios"][name] == (
+            seconds[first]["seconds"][0] / seconds[second]["seconds"][0]
+        )
+    assert result["guesses"]["ranges"] == 1
+    assert result["tail_fraction_of_read"] == 1 / result["ratios"]["tail"]
 
 
 def test_scale_out_ways_compute_the_same_aggregate(tmp_path: Path) -> None:
@@ -231,6 +246,24 @@ def test_report_tables_come_from_the_json(tmp_path: Path) -> None:
         },
     }
     (tmp_path / "scale_out.result.json").write_text(json.dumps(scale))
+    seconds = {"median_seconds": 1.0, "seconds": [1.0]}
+    one = {
+        "records": 2_000_000,
+        "bytes": 115_833_256,
+        "dask_records": 8_000_000,
+        "dask_bytes": 463_727_334,
+        "jobs": 2,
+        "workers": 2,
+        "blocksize": 64 << 20,
+        "repeat": 5,
+        "ratios": dict.fromkeys(report.ONE_FILE, 1.75),
+        "read_in_process_jobs_n_over_floor": 0.98,
+        "guesses": {"ranges": 14, "rereads": 0, "slowest_seconds": 0.00013},
+        "measurements": {way: seconds for pair in one_file.PAIRS.values() for way in pair},
+        "python": "3.11.7",
+        "cpu_count": 2,
+    }
+    (tmp_path / "one_file.result.json").write_text(json.dumps(one))
     readme = tmp_path / "README.md"
     readme.write_text(
         f"intro\n{report.README_START}\nold figures\n{report.README_END}\nrest\n"
@@ -250,6 +283,16 @@ def test_report_tables_come_from_the_json(tmp_path: Path) -> None:
         "| no: 7.1% over |" in updated
     )
     text = (tmp_path / "RESULTS.md").read_text()
+    assert (
+        "| `read --jobs N` against `--jobs 1`, each a process of its own | 1.75x | 1.7x: met |"
+        in text
+    )
+    assert "| `convert --to parquet --jobs N` against `--jobs 1` | 1.75x | 1.6x: met |" in text
+    assert "| `count` (framing alone) against `read --jobs 1` | 1.75x | 3.0x: not met |" in text
+    assert "took at most 0.13 ms over the 14 ranges" in text
+    assert "takes 0.98x the floor" in text
+    assert "Faster than it, per file" in text
+    assert (tmp_path / "one_file.png").exists()
     assert "validated_stream_benchmark" not in text
     assert "validate=True" not in text.split("## What we tried")[0]
     # A tried row's verdict cites its paired ratio where the run has one.

@@ -323,3 +323,28 @@ def test_any_file_in_any_ranges_reads_as_the_whole_file(
     path = write(tmp_path, data)
     got, _ = in_ranges(path, record_type, blocksize, on_error=on_error)
     assert got == sequential(path, record_type, on_error=on_error)
+
+
+def test_arrow_in_processes_is_the_same_and_leaves_nothing_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from msgpack_reader_py import ranges
+    from msgpack_reader_py.arrow import read_batches, read_table
+
+    spools = tmp_path / "memory"
+    spools.mkdir()
+    monkeypatch.setattr(ranges, "_MEMORY", str(spools))
+    middle = len(pack_items(ITEMS[:33]))
+    path = write(tmp_path, ITEM_BYTES[:middle] + packed(item_values(id=-0.5)) + ITEM_BYTES[middle:])
+    good = write(tmp_path, ITEM_BYTES, "good.msgpack")
+    assert read_table(good, workers=2, blocksize=300).equals(read_table(good))
+    outcomes = []
+    for workers in (None, 2):
+        with read_batches(path, batch_size=10, workers=workers, blocksize=250) as batches:
+            got: list[list[dict[str, Any]]] = []
+            with pytest.raises(ReaderError) as info:
+                got.extend(batch.to_pylist() for batch in batches)
+        outcomes.append((got, str(info.value)))
+    assert outcomes[0] == outcomes[1]
+    assert "record 33 at byte" in outcomes[0][1]
+    assert list(spools.iterdir()) == []  # every range's file removed with its directory
