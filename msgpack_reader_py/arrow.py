@@ -39,7 +39,8 @@ from .delivery import Plan
 from .errors import describe
 from .model import Item
 from .options import ReadKeywords, ReadOptions, refuse_follow
-from .ranges import Flattened, split, worker_count
+from .parallel import split, worker_count
+from .ranges import Flattened
 from .record_type import (
     ABSENT,
     FieldSpec,

@@ -21,7 +21,8 @@ from .infer import InferenceError, Inferred
 from .inferred import infer_sources
 from .model import Item
 from .options import ReadKeywords, ReadOptions
-from .ranges import Flattened, split, worker_count
+from .parallel import split, worker_count
+from .ranges import Flattened
 from .sources import Source
 from .streaming_reader import PieceReader, SourceReader, chained, check_start
 from .values import ValueReader

@@ -9,7 +9,8 @@ apart; untyped decoding does not, so untyped reads are not split). A range's rea
 (:func:`read_range`) reads every record that *starts* before the range ends, reading past its
 end to finish the last one, and says where its chain of records crossed the end (``stop``).
 
-The guess is then *proved* (:func:`read_ranges`): range 0 starts at 0; range ``i + 1``'s start
+The guess is then *proved* (:class:`Proof`, in file order: :mod:`.parallel` for worker
+processes, a chain of tasks on Dask): range 0 starts at 0; range ``i + 1``'s start
 must be where range ``i``'s chain crossed into it. By induction every accepted start is a true
 record boundary. Where a guess was wrong (a payload that embeds records of the same type, a
 range inside one large record, a broken stretch of the file), the range is read again from the
@@ -27,13 +28,8 @@ import bisect
 import dataclasses
 import itertools
 import os
-import shutil
-import sys
-import tempfile
-import threading
 import time
-from collections import deque
-from collections.abc import Generator, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import IO, Any, Protocol, TypeVar
 
 import msgpack
@@ -45,7 +41,7 @@ from .delivery import Plan, RunDecoder, SkipLog, records
 from .errors import ReaderError, RecordError
 from .framing import Framer, run_header, skipping
 from .index import load_index
-from .options import ReadOptions, refuse_follow
+from .options import ReadOptions
 from .sources import Chunks
 
 __all__ = [
@@ -56,7 +52,6 @@ __all__ = [
     "Proof",
     "RangeJob",
     "RangeStats",
-    "RangedRead",
     "Records",
     "default_blocksize",
     "guess_start",
@@ -64,10 +59,8 @@ __all__ = [
     "local_path",
     "plan_ranges",
     "read_range",
-    "read_ranges",
-    "split",
+    "size_of",
     "splittable",
-    "worker_count",
 ]
 
 GUESS_RECORDS = 8
@@ -208,23 +201,6 @@ def splittable(source: Any, record_type: Any, options: ReadOptions) -> str | Non
     return None
 
 
-def split(source: Any, record_type: Any, options: ReadOptions, workers: int | None) -> bool:
-    """Whether a reader asked for ``workers`` reads ``source`` in byte ranges: ``workers``
-    is more than one (``0``: one per core), and the source can be split (:func:`splittable`).
-    Anything else is read as one stream, in this process."""
-    count = worker_count(workers)
-    return count > 1 and splittable(source, record_type, options) is None
-
-
-def worker_count(workers: int | None) -> int:
-    """How many processes ``workers`` asks for: ``None`` one, ``0`` one per core."""
-    if workers is None:
-        return 1
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
-        raise ValueError(f"workers must be a non-negative int or None, got {workers!r}")
-    return workers or os.cpu_count() or 1
-
-
 def read_range(
     source: FileSource,
     byte_range: ByteRange,
@@ -299,7 +275,7 @@ def _until_failure(batches: Iterable[Any], failure: list[ReaderError]) -> Iterat
 def guess_start(stream: IO[bytes], byte_range: ByteRange, decoder: RunDecoder) -> int | None:
     """The first offset in ``byte_range`` (at most :data:`GUESS_SCAN` into it) from which
     :data:`GUESS_RECORDS` records, or every record to the end of the file, decode as the
-    decoder's record type; ``None`` if there is none. A guess, proved by :func:`read_ranges`."""
+    decoder's record type; ``None`` if there is none. A guess, proved by :class:`Proof`."""
     window = _Window(stream, byte_range.start)
     for at in range(byte_range.start, min(byte_range.end, byte_range.start + GUESS_SCAN)):
         if _chain_at(window, at, decoder):
@@ -378,93 +354,6 @@ def _truncated(cause: BaseException | None) -> bool:
     return type(cause) is msgspec.DecodeError and "truncated" in str(cause)
 
 
-def read_ranges(
-    source: FileSource,
-    record_type: Any,
-    job: RangeJob,
-    *,
-    options: ReadOptions,
-    workers: int,
-    blocksize: int | None = None,
-    stats: RangeStats | None = None,
-) -> Iterator[Piece]:
-    """The pieces of ``source`` in file order, each proved (see the module's docstring): read
-    by ``workers`` processes (``1``: in this one, a range at a time). Each piece's indexes count
-    from the file's first record; a piece with an ``error`` is the last."""
-    refuse_follow(options, "a read in ranges")
-    record_decoder(record_type, ext_hook=options.ext_hook)  # a bad type fails here, once
-    size = _size(source)
-    ranges = plan_ranges(size, blocksize or default_blocksize(size, workers), known_starts(source))
-    stats = stats if stats is not None else RangeStats()
-    stats.ranges = len(ranges)
-    arguments = (record_type, options, job)
-    if workers == 1 or len(ranges) == 1:
-        pieces = (read_range(source, r, *arguments) for r in ranges)
-        return _proved(pieces, source, arguments, stats)
-    return _parallel(ranges, source, arguments, workers, stats)
-
-
-def _parallel(
-    ranges: list[ByteRange],
-    source: FileSource,
-    arguments: tuple[Any, ReadOptions, RangeJob],
-    workers: int,
-    stats: RangeStats,
-) -> Iterator[Piece]:
-    """The ranges read by ``workers`` processes, at most two each in hand, proved in order.
-
-    A job that can hand its results over in files (``spooled``: Arrow columns) is given a
-    directory of its own, in memory where the system has one (``/dev/shm``), removed when the
-    read ends: a range's columns are then mapped, not copied through a pipe.
-    """
-    # Imported here: a command that reads on one process does not pay for them at start-up.
-    import concurrent.futures
-
-    record_type, options, job = arguments
-    spool = None
-    if hasattr(job, "spooled"):
-        spool = tempfile.mkdtemp(
-            prefix="msgpack-reader-", dir=_MEMORY if os.path.isdir(_MEMORY) else None
-        )
-        arguments = (record_type, options, job.spooled(spool))
-    executor = concurrent.futures.ProcessPoolExecutor(workers, mp_context=_context())
-    try:
-        todo = iter(ranges)
-        pending = deque(
-            executor.submit(read_range, source, r, *arguments)
-            for r in itertools.islice(todo, 2 * workers)
-        )
-
-        def results() -> Iterator[Piece]:
-            while pending:
-                piece = pending.popleft().result()
-                for byte_range in itertools.islice(todo, 1):
-                    pending.append(executor.submit(read_range, source, byte_range, *arguments))
-                yield piece
-
-        yield from _proved(results(), source, arguments, stats)
-    finally:
-        # With a spool, no worker may still be writing into it when it is removed.
-        executor.shutdown(wait=spool is not None, cancel_futures=True)
-        if spool is not None:
-            shutil.rmtree(spool, ignore_errors=True)
-
-
-_MEMORY = "/dev/shm"
-
-
-def _context() -> Any:
-    """Fork where it is safe and cheap (Linux, one thread: a worker starts at once, with
-    everything imported); on Linux with threads running, a fork server (forking a process
-    with threads may deadlock); the platform's default elsewhere."""
-    import multiprocessing
-
-    if sys.platform == "linux":
-        safe = threading.active_count() == 1
-        return multiprocessing.get_context("fork" if safe else "forkserver")
-    return multiprocessing.get_context()
-
-
 @dataclasses.dataclass(frozen=True)
 class Proof:
     """Where the proved chain of records stands before a range: the offset of its next
@@ -509,23 +398,6 @@ class Proof:
         return piece, Proof(piece.stop, self.before + piece.count)
 
 
-def _proved(
-    pieces: Iterable[Piece],
-    source: FileSource,
-    arguments: tuple[Any, ReadOptions, RangeJob],
-    stats: RangeStats,
-) -> Iterator[Piece]:
-    """Each piece proved against the chain before it (:meth:`Proof.settle`), up to the first
-    with an error."""
-    proof = Proof()
-    for guessed in pieces:
-        piece, proof = proof.settle(guessed, source, arguments, stats)
-        stats.slowest_guess = max(stats.slowest_guess, guessed.guess_seconds)
-        yield piece
-        if piece.error is not None:
-            return
-
-
 def _counted(error: _E, before: int) -> _E:
     """``error`` with its index counted from the file's first record."""
     counted = type(error)(
@@ -557,71 +429,8 @@ def _opened(source: FileSource) -> IO[bytes]:
     return opened
 
 
-def _size(source: FileSource) -> int:
+def size_of(source: FileSource) -> int:
+    """The size of a local file or an fsspec file, in bytes."""
     if isinstance(source, (str, os.PathLike)):
         return os.path.getsize(source)
     return int(source.fs.size(source.path))
-
-
-class RangedRead:
-    """A split read as a reader reads it (:meth:`~.streaming_reader.ReaderBase.open_ranges`):
-    what each proved piece made, in file order, its skipped records counted in ``skip``, its
-    error raised after them; and the progress a reader tells of its source."""
-
-    compression = None
-    following = False
-
-    def __init__(
-        self,
-        source: FileSource,
-        record_type: Any,
-        job: RangeJob,
-        options: ReadOptions,
-        *,
-        workers: int,
-        blocksize: int | None = None,
-        skip: SkipLog | None = None,
-    ) -> None:
-        self.name = os.fsdecode(source) if isinstance(source, (str, os.PathLike)) else str(source)
-        self.bytes_read = 0
-        self.index = 0  # the records of the pieces so far, skipped ones included
-        self.stats = RangeStats()
-        self._skip = skip
-        self._job = job
-        self._pieces = read_ranges(
-            source,
-            record_type,
-            job,
-            options=options,
-            workers=workers,
-            blocksize=blocksize,
-            stats=self.stats,
-        )
-
-    @property
-    def source_bytes_read(self) -> int:
-        return self.bytes_read
-
-    def batches(self) -> Generator[Any, None, None]:
-        """What each piece made, in order (one item each); the first error, after the
-        pieces before it."""
-        skip = self._skip
-        received = getattr(self._job, "received", None)
-        for piece in self._pieces:
-            if skip is not None:
-                skip.count += piece.skipped
-                skip.errors.extend(piece.errors[: skip.keep - len(skip.errors)])
-            yield piece.value if received is None else received(piece.value)
-            if piece.error is not None:
-                raise piece.error
-            assert piece.stop is not None
-            self.bytes_read = piece.stop
-            self.index += piece.count
-
-    def stop(self) -> None:
-        """Nothing to stop: a split read never follows."""
-
-    def close(self) -> None:
-        close = getattr(self._pieces, "close", None)
-        if close is not None:
-            close()

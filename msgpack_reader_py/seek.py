@@ -23,7 +23,7 @@ from .errors import ReaderError
 from .framing import Framer, Run
 from .index import load_index
 from .options import ReadKeywords, ReadOptions, refuse_follow
-from .ranges import RangedRead, split, worker_count
+from .parallel import RangedRead, split, worker_count
 from .sources import Chunks, Source
 
 if TYPE_CHECKING:

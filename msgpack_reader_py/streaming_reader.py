@@ -22,8 +22,9 @@ from .errors import RecordError
 from .framing import Framer
 from .model import Item
 from .options import ReadKeywords, ReadOptions
+from .parallel import RangedRead
 from .pending import Pending
-from .ranges import RangedRead, RangeJob
+from .ranges import RangeJob
 from .record_type import type_label
 from .seek import origin_for
 from .sources import Chunks, Source

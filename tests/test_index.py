@@ -17,7 +17,8 @@ from msgpack_reader_py.cli import main
 from msgpack_reader_py.generator import get_iter, pack_items
 from msgpack_reader_py.index import index_path, load_index, write_index
 from msgpack_reader_py.options import ReadOptions
-from msgpack_reader_py.ranges import RangeStats, Records, read_ranges
+from msgpack_reader_py.parallel import read_ranges
+from msgpack_reader_py.ranges import RangeStats, Records
 from msgpack_reader_py.seek import count_records
 
 ITEMS = list(get_iter(500, seed=2))

@@ -19,15 +19,14 @@ from msgpack_reader_py import Item, StreamingReader
 from msgpack_reader_py.errors import ReaderError
 from msgpack_reader_py.generator import get_iter, pack_items
 from msgpack_reader_py.options import ReadOptions
+from msgpack_reader_py.parallel import read_ranges, worker_count
 from msgpack_reader_py.ranges import (
     ByteRange,
     RangeStats,
     Records,
     default_blocksize,
     plan_ranges,
-    read_ranges,
     splittable,
-    worker_count,
 )
 from tests.helpers import examples, item_values, packed
 
@@ -328,12 +327,12 @@ def test_any_file_in_any_ranges_reads_as_the_whole_file(
 def test_arrow_in_processes_is_the_same_and_leaves_nothing_behind(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from msgpack_reader_py import ranges
+    from msgpack_reader_py import parallel
     from msgpack_reader_py.arrow import read_batches, read_table
 
     spools = tmp_path / "memory"
     spools.mkdir()
-    monkeypatch.setattr(ranges, "_MEMORY", str(spools))
+    monkeypatch.setattr(parallel, "_MEMORY", str(spools))
     middle = len(pack_items(ITEMS[:33]))
     path = write(tmp_path, ITEM_BYTES[:middle] + packed(item_values(id=-0.5)) + ITEM_BYTES[middle:])
     good = write(tmp_path, ITEM_BYTES, "good.msgpack")

@@ -22,7 +22,8 @@ from ..ext import fluentd_event_time
 from ..infer import DEFAULT_SAMPLE
 from ..model import Item
 from ..options import DEFAULT_MAX_RECORD_SIZE, DEFAULT_READ_SIZE, ReadOptions
-from ..ranges import splittable, worker_count
+from ..parallel import worker_count
+from ..ranges import splittable
 from ..record_type import type_label
 from ..sources import Source
 from ..streaming_reader import SourceReader, StreamingReader

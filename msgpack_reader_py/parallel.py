@@ -1,0 +1,226 @@
+"""A file's byte ranges read by worker processes (:mod:`.ranges` says how one range is read
+and how its start is proved): the ranges handed out a few at a time, each piece proved in file
+order as it comes back, a wrong guess read again in this process; and a reader's view of it.
+
+Worker processes are forked where that is safe (Linux, one thread), started by a fork server
+where threads run, and by the platform's default elsewhere. Arrow columns come back through
+files in memory (``/dev/shm``), mapped rather than copied through a pipe.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import sys
+import tempfile
+import threading
+from collections import deque
+from collections.abc import Generator, Iterable, Iterator
+from typing import Any
+
+from .decoding import record_decoder
+from .delivery import SkipLog
+from .options import ReadOptions, refuse_follow
+from .ranges import (
+    ByteRange,
+    FileSource,
+    Piece,
+    Proof,
+    RangeJob,
+    RangeStats,
+    default_blocksize,
+    known_starts,
+    plan_ranges,
+    read_range,
+    size_of,
+    splittable,
+)
+
+__all__ = ["RangedRead", "read_ranges", "split", "worker_count"]
+
+
+def split(source: Any, record_type: Any, options: ReadOptions, workers: int | None) -> bool:
+    """Whether a reader asked for ``workers`` reads ``source`` in byte ranges: ``workers``
+    is more than one (``0``: one per core), and the source can be split (:func:`splittable`).
+    Anything else is read as one stream, in this process."""
+    count = worker_count(workers)
+    return count > 1 and splittable(source, record_type, options) is None
+
+
+def worker_count(workers: int | None) -> int:
+    """How many processes ``workers`` asks for: ``None`` one, ``0`` one per core."""
+    if workers is None:
+        return 1
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+        raise ValueError(f"workers must be a non-negative int or None, got {workers!r}")
+    return workers or os.cpu_count() or 1
+
+
+def read_ranges(
+    source: FileSource,
+    record_type: Any,
+    job: RangeJob,
+    *,
+    options: ReadOptions,
+    workers: int,
+    blocksize: int | None = None,
+    stats: RangeStats | None = None,
+) -> Iterator[Piece]:
+    """The pieces of ``source`` in file order, each proved (see the module's docstring): read
+    by ``workers`` processes (``1``: in this one, a range at a time). Each piece's indexes count
+    from the file's first record; a piece with an ``error`` is the last."""
+    refuse_follow(options, "a read in ranges")
+    record_decoder(record_type, ext_hook=options.ext_hook)  # a bad type fails here, once
+    size = size_of(source)
+    ranges = plan_ranges(size, blocksize or default_blocksize(size, workers), known_starts(source))
+    stats = stats if stats is not None else RangeStats()
+    stats.ranges = len(ranges)
+    arguments = (record_type, options, job)
+    if workers == 1 or len(ranges) == 1:
+        pieces = (read_range(source, r, *arguments) for r in ranges)
+        return _proved(pieces, source, arguments, stats)
+    return _parallel(ranges, source, arguments, workers, stats)
+
+
+def _parallel(
+    ranges: list[ByteRange],
+    source: FileSource,
+    arguments: tuple[Any, ReadOptions, RangeJob],
+    workers: int,
+    stats: RangeStats,
+) -> Iterator[Piece]:
+    """The ranges read by ``workers`` processes, at most two each in hand, proved in order.
+
+    A job that can hand its results over in files (``spooled``: Arrow columns) is given a
+    directory of its own, in memory where the system has one (``/dev/shm``), removed when the
+    read ends: a range's columns are then mapped, not copied through a pipe.
+    """
+    # Imported here: a command that reads on one process does not pay for them at start-up.
+    import concurrent.futures
+
+    record_type, options, job = arguments
+    spool = None
+    if hasattr(job, "spooled"):
+        spool = tempfile.mkdtemp(
+            prefix="msgpack-reader-", dir=_MEMORY if os.path.isdir(_MEMORY) else None
+        )
+        arguments = (record_type, options, job.spooled(spool))
+    executor = concurrent.futures.ProcessPoolExecutor(workers, mp_context=_context())
+    try:
+        todo = iter(ranges)
+        pending = deque(
+            executor.submit(read_range, source, r, *arguments)
+            for r in itertools.islice(todo, 2 * workers)
+        )
+
+        def results() -> Iterator[Piece]:
+            while pending:
+                piece = pending.popleft().result()
+                for byte_range in itertools.islice(todo, 1):
+                    pending.append(executor.submit(read_range, source, byte_range, *arguments))
+                yield piece
+
+        yield from _proved(results(), source, arguments, stats)
+    finally:
+        # Waited for: no worker may still be writing into the spool when it is removed, and
+        # the pool's own thread is gone, so that a later read may fork (see _context).
+        executor.shutdown(wait=True, cancel_futures=True)
+        if spool is not None:
+            shutil.rmtree(spool, ignore_errors=True)
+
+
+_MEMORY = "/dev/shm"
+
+
+def _context() -> Any:
+    """Fork where it is safe and cheap (Linux, one thread: a worker starts at once, with
+    everything imported); on Linux with threads running, a fork server (forking a process
+    with threads may deadlock); the platform's default elsewhere."""
+    import multiprocessing
+
+    if sys.platform == "linux":
+        safe = threading.active_count() == 1
+        return multiprocessing.get_context("fork" if safe else "forkserver")
+    return multiprocessing.get_context()
+
+
+def _proved(
+    pieces: Iterable[Piece],
+    source: FileSource,
+    arguments: tuple[Any, ReadOptions, RangeJob],
+    stats: RangeStats,
+) -> Iterator[Piece]:
+    """Each piece proved against the chain before it (:meth:`Proof.settle`), up to the first
+    with an error."""
+    proof = Proof()
+    for guessed in pieces:
+        piece, proof = proof.settle(guessed, source, arguments, stats)
+        stats.slowest_guess = max(stats.slowest_guess, guessed.guess_seconds)
+        yield piece
+        if piece.error is not None:
+            return
+
+
+class RangedRead:
+    """A split read as a reader reads it (:meth:`~.streaming_reader.ReaderBase.open_ranges`):
+    what each proved piece made, in file order, its skipped records counted in ``skip``, its
+    error raised after them; and the progress a reader tells of its source."""
+
+    compression = None
+    following = False
+
+    def __init__(
+        self,
+        source: FileSource,
+        record_type: Any,
+        job: RangeJob,
+        options: ReadOptions,
+        *,
+        workers: int,
+        blocksize: int | None = None,
+        skip: SkipLog | None = None,
+    ) -> None:
+        self.name = os.fsdecode(source) if isinstance(source, (str, os.PathLike)) else str(source)
+        self.bytes_read = 0
+        self.index = 0  # the records of the pieces so far, skipped ones included
+        self.stats = RangeStats()
+        self._skip = skip
+        self._job = job
+        self._pieces = read_ranges(
+            source,
+            record_type,
+            job,
+            options=options,
+            workers=workers,
+            blocksize=blocksize,
+            stats=self.stats,
+        )
+
+    @property
+    def source_bytes_read(self) -> int:
+        return self.bytes_read
+
+    def batches(self) -> Generator[Any, None, None]:
+        """What each piece made, in order (one item each); the first error, after the
+        pieces before it."""
+        skip = self._skip
+        received = getattr(self._job, "received", None)
+        for piece in self._pieces:
+            if skip is not None:
+                skip.count += piece.skipped
+                skip.errors.extend(piece.errors[: skip.keep - len(skip.errors)])
+            yield piece.value if received is None else received(piece.value)
+            if piece.error is not None:
+                raise piece.error
+            assert piece.stop is not None
+            self.bytes_read = piece.stop
+            self.index += piece.count
+
+    def stop(self) -> None:
+        """Nothing to stop: a split read never follows."""
+
+    def close(self) -> None:
+        close = getattr(self._pieces, "close", None)
+        if close is not None:
+            close()
