@@ -14,7 +14,7 @@ times so that drift on a shared machine hits each alike, each as a user runs it:
 - ``floor``: msgpack's C decoder iterating the file's bytes into plain lists, in this process
   (the floor the Rust reader is measured against in RESULTS.md);
 - ``read_in_process_jobs_1`` / ``..._n``: the same ``read`` commands run in this process: the
-  work alone, without Python's start-up and imports (about 0.15 s);
+  work alone, without Python's start-up and imports (about 0.1 s);
 - ``read_table`` / ``read_table_workers_n``: ``read_table`` in this process, with
   ``workers=None`` and ``workers=N``: the work alone, no process started per run;
 - ``dask_one_partition`` / ``dask_ranges``: an aggregate of every column over
