@@ -46,8 +46,7 @@ from .ranges import (
     Proof,
     RangeJob,
     Records,
-    known_starts,
-    plan_ranges,
+    plan,
     read_range,
     splittable,
 )
@@ -104,7 +103,7 @@ def _pieces(
         return None  # fails when read, naming the file
     if size <= blocksize or splittable(file, record_type, options) is not None:
         return None
-    ranges = plan_ranges(size, blocksize, known_starts(file))
+    ranges = plan(file, blocksize)
     arguments = (record_type, options, job)
     proof: Any = Proof()
     pieces = []

@@ -30,8 +30,7 @@ from .ranges import (
     RangeJob,
     RangeStats,
     default_blocksize,
-    known_starts,
-    plan_ranges,
+    plan,
     read_range,
     size_of,
     splittable,
@@ -72,8 +71,7 @@ def read_ranges(
     from the file's first record; a piece with an ``error`` is the last."""
     refuse_follow(options, "a read in ranges")
     record_decoder(record_type, ext_hook=options.ext_hook)  # a bad type fails here, once
-    size = size_of(source)
-    ranges = plan_ranges(size, blocksize or default_blocksize(size, workers), known_starts(source))
+    ranges = plan(source, blocksize or default_blocksize(size_of(source), workers))
     stats = stats if stats is not None else RangeStats()
     stats.ranges = len(ranges)
     arguments = (record_type, options, job)

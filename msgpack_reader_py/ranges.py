@@ -57,6 +57,7 @@ __all__ = [
     "guess_start",
     "known_starts",
     "local_path",
+    "plan",
     "plan_ranges",
     "read_range",
     "size_of",
@@ -115,6 +116,12 @@ def plan_ranges(size: int, blocksize: int, known: Sequence[int] = ()) -> list[By
         if end >= size:
             return ranges
         start, is_known = end, next_known
+
+
+def plan(source: FileSource, blocksize: int) -> list[ByteRange]:
+    """The ranges of a local file (a path) or an fsspec ``OpenFile`` (any URL fsspec opens),
+    of about ``blocksize`` bytes each, cut at the records a valid sidecar index knows."""
+    return plan_ranges(size_of(source), blocksize, known_starts(source))
 
 
 def default_blocksize(size: int, workers: int) -> int:
