@@ -10,7 +10,8 @@ No record object is built: the decoded tuples of each chunk the reader reads are
 batch (every field checked, as the reader checks it) and handed to pyarrow in one call, which builds
 the columns in C. A record whose values Arrow cannot hold (an int over int64) is located like
 any other bad record: it raises a :class:`~msgpack_reader_py.errors.RecordError` with its index
-and offset, after the batch of records before it.
+and offset, after the batch of records before it. Over 500 lines: a record type's Arrow schema,
+the columns built from it and the readers that build them change together.
 """
 
 from __future__ import annotations
