@@ -286,7 +286,7 @@ class BatchReader(SourceReader[pa.RecordBatch]):
             changes no validation error; only Arrow's own refusals (an int over int64) are
             limited to the columns it builds.
         workers: read a file on that many processes (``0``: one per core), in byte ranges
-            of ``blocksize`` bytes (default: four per worker, 1 to 64 MiB each), each range's
+            of ``blocksize`` bytes (default: eight per worker, 1 to 64 MiB each), each range's
             first record guessed and then proved (:mod:`~msgpack_reader_py.ranges`): the
             batches, their rows, ``skipped``, ``errors`` and any error (its index and offset
             included) are exactly those of a read on one process. Only an uncompressed file

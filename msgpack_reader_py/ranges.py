@@ -125,9 +125,9 @@ def plan(source: FileSource, blocksize: int) -> list[ByteRange]:
 
 
 def default_blocksize(size: int, workers: int) -> int:
-    """Four ranges per worker (so that a slow one does not hold the rest back), each between
-    1 MiB and 64 MiB."""
-    per = -(-size // (4 * max(workers, 1)))
+    """Eight ranges per worker (so that a slow one does not hold the rest back, and a reader
+    that writes what it reads starts writing soon), each between 1 MiB and 64 MiB."""
+    per = -(-size // (8 * max(workers, 1)))
     return max(_MIN_BLOCKSIZE, min(per, _MAX_BLOCKSIZE))
 
 

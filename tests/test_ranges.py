@@ -136,7 +136,7 @@ def test_plan_ranges_cover_the_file_once() -> None:
         plan_ranges(10, 0)
     assert default_blocksize(10, 2) == 1 << 20  # never below a mebibyte
     assert default_blocksize(1 << 40, 2) == 64 << 20  # never above 64 MiB
-    assert default_blocksize(400 << 20, 2) == 50 << 20  # four ranges per worker
+    assert default_blocksize(400 << 20, 2) == 25 << 20  # eight ranges per worker
 
 
 def test_worker_count() -> None:
