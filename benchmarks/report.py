@@ -728,6 +728,13 @@ def write(
             "",
             "![one file on every core](one_file.png)",
             "",
+            "A conversion to Parquet is bounded by pyarrow's Parquet encoder, which runs in the "
+            "one process that writes the file and takes about half of the job's time on one "
+            "core: the ranges are decoded and made Arrow columns on every core, the encoding "
+            "is not (the workers run a step below the writer's priority, so that they do not "
+            "slow it). A Dask computation of a few columns of a file read whole builds those "
+            "columns only; a file read in ranges builds every column.",
+            "",
             f"Guessing a range's first record took at most {guesses['slowest_seconds'] * 1e3:.2f} "
             f"ms over the {guesses['ranges']} ranges of 8 MiB of the file (target: under 1 ms), "
             f"and {guesses['rereads']} range(s) had to be read again from the proved offset.",
