@@ -15,6 +15,7 @@ import shutil
 import sys
 import tempfile
 import threading
+import warnings
 from collections import deque
 from collections.abc import Generator, Iterable, Iterator
 from typing import Any
@@ -109,10 +110,17 @@ def _parallel(
     )
     try:
         todo = iter(ranges)
-        pending = deque(
-            executor.submit(read_range, source, r, *arguments)
-            for r in itertools.islice(todo, 2 * workers)
-        )
+        with warnings.catch_warnings():
+            # The first submission starts the workers. Python 3.12 warns of fork() in any
+            # process with more than one thread; _context forks only where no other Python
+            # thread runs, and the native threads of numpy's OpenBLAS and pyarrow's jemalloc
+            # (which every process that imports them has) are made safe by their own fork
+            # handlers.
+            warnings.filterwarnings("ignore", _FORK_WARNING, DeprecationWarning)
+            pending = deque(
+                executor.submit(read_range, source, r, *arguments)
+                for r in itertools.islice(todo, 2 * workers)
+            )
 
         def results() -> Iterator[Piece]:
             while pending:
@@ -131,6 +139,7 @@ def _parallel(
 
 
 _MEMORY = "/dev/shm"
+_FORK_WARNING = r"This process \(pid=\d+\) is multi-threaded, use of fork\(\) may lead to deadlocks"
 
 
 def _yielding() -> None:
@@ -142,9 +151,10 @@ def _yielding() -> None:
 
 
 def _context() -> Any:
-    """Fork where it is safe and cheap (Linux, one thread: a worker starts at once, with
-    everything imported); on Linux with threads running, a fork server (forking a process
-    with threads may deadlock); the platform's default elsewhere."""
+    """Fork where it is safe and cheap (Linux, one Python thread: a worker starts at once,
+    with everything imported); on Linux with other Python threads running, a fork server (a
+    lock another thread holds at the fork would be held forever in the child); the platform's
+    default elsewhere."""
     import multiprocessing
 
     if sys.platform == "linux":
