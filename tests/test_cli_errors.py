@@ -8,6 +8,7 @@ import csv
 import errno
 import io
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -392,6 +393,22 @@ def test_keyboard_interrupt_during_default_job(
 ) -> None:
     monkeypatch.setattr(cli, "pack_items", raise_keyboard_interrupt)
     assert main([]) == EXIT_INTERRUPTED
+    assert capsys.readouterr() == ("", "")
+
+
+def test_sigterm_unwinds_as_ctrl_c_does(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The handler raises where the program is, so that it unwinds as for Ctrl-C (an unfinished
+    # output file removed: integration/test_jobs_subprocess.py), with the shell's 128 + 15.
+    def terminated(items: Any) -> bytes:
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise AssertionError("SIGTERM did not stop the command")  # pragma: no cover
+
+    monkeypatch.setattr(cli, "pack_items", terminated)
+    before = signal.getsignal(signal.SIGTERM)
+    assert main([]) == 143
+    assert signal.getsignal(signal.SIGTERM) is before  # the handler is the command's alone
     assert capsys.readouterr() == ("", "")
 
 

@@ -18,7 +18,7 @@ from msgpack_reader_py.cli import generate as cli_generate
 from .helpers import Terminal
 from .reference import REFERENCE_SHA256
 
-EXIT_STATUSES = ("0", "1", "2", "130", "141")
+EXIT_STATUSES = ("0", "1", "2", "130", "141", "143")
 
 
 def subcommands() -> dict[str, argparse.ArgumentParser]:

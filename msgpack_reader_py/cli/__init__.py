@@ -6,7 +6,8 @@ they share is in ``_common``.
 
 A thin shell over the library: it parses arguments, runs one command, and turns every failure
 into one ``error: ...`` line on stderr with a non-zero status (1 for data and I/O errors, 2 for
-usage errors, 130 on Ctrl-C). A closed stdout (``| head``) ends the program quietly (141).
+usage errors, 130 on Ctrl-C, 143 on SIGTERM). A closed stdout (``| head``) ends the program
+quietly (141).
 Messages name command-line flags, never the library's keywords.
 """
 
@@ -15,7 +16,9 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
@@ -30,6 +33,7 @@ from ._common import (
     EXIT_DATA_ERROR,
     EXIT_INTERRUPTED,
     EXIT_STATUSES,
+    EXIT_TERMINATED,
     STDIO,
     Failure,
     Parser,
@@ -66,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
-    with _notes():
+    with _notes(), _terminable():
         try:
             parser = build_parser()
             args = parser.parse_args(argv)
@@ -84,6 +88,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_BROKEN_PIPE
         except KeyboardInterrupt:
             return _interrupted()
+        except Terminated:
+            _interrupted()
+            return EXIT_TERMINATED
 
 
 def _check_followed(parser: argparse.ArgumentParser, sources: Sequence[str]) -> None:
@@ -105,6 +112,30 @@ def _interrupted() -> int:
     except (OSError, ValueError):
         _silence_stdout()  # a closed or broken stdout: the user asked to stop, quietly
     return EXIT_INTERRUPTED
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where the program is, so that it unwinds as for Ctrl-C: an output file
+    not finished is removed, worker processes are stopped. A ``BaseException``, as
+    ``KeyboardInterrupt`` is: no ``except Exception`` stops it."""
+
+
+@contextmanager
+def _terminable() -> Iterator[None]:
+    """SIGTERM raises :class:`Terminated` while a command runs (where the command line runs
+    in the main thread: only there can a signal's handler be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame: object) -> None:
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @contextmanager
