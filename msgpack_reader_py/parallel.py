@@ -156,6 +156,9 @@ def _worker_started() -> None:
     if hasattr(os, "nice"):  # not on Windows
         os.nice(5)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A TERM ends a worker: a handler forked from the reader's (the command line turns TERM
+    # into an exception) would be caught by the pool's worker loop, and the worker would live.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if sys.platform == "linux":
         import ctypes
 
