@@ -1,6 +1,6 @@
 """One file on every core: a file read in byte ranges against the same file read on one core.
 
-    poetry run python benchmarks/one_file.py -o doc/one_file.result.json
+    poetry run python -m benchmarks.one_file -o doc/one_file.result.json
 
 Writes one file of ``--records`` generated records, then times, interleaved ``--repeat``
 times so that drift on a shared machine hits each alike, each as a user runs it:
@@ -52,6 +52,8 @@ from msgpack_reader_py.parallel import read_ranges
 from msgpack_reader_py.ranges import RangeStats
 from msgpack_reader_py.seek import Counting
 from msgpack_reader_py.streaming_reader_bench import write_result
+
+from .scale_out import local_cluster
 
 PAIRS = {
     "read_jobs_n": ("read_jobs_1", "read_jobs_n"),
@@ -174,8 +176,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--output", default="-", help="where the JSON goes (- is stdout)")
     args = parser.parse_args(argv)
 
-    from distributed import Client, LocalCluster
-
     with tempfile.TemporaryDirectory(prefix="msgpack-reader-one-file-") as scratch:
         directory = Path(scratch)
         path = directory / "items.msgpack"
@@ -214,16 +214,7 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit("convert --jobs wrote other bytes than --jobs 1")
         # The cluster's own threads would make this process's readers start their workers
         # with a fork server: the ways above are timed before it starts.
-        with (
-            LocalCluster(
-                n_workers=args.workers,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=None,
-                scheduler_kwargs={"dashboard_address": ":0"},
-            ) as cluster,
-            Client(cluster),
-        ):
+        with local_cluster(args.workers):
             dask_ways = {}
             for two in (False, True):
                 suffix = "_two_columns" if two else ""

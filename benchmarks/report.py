@@ -790,7 +790,7 @@ def write(
         "poetry install --with bench && poetry run python benchmarks/tried.py -o tried.result.json",
         "poetry run python benchmarks/scale_out.py -o scale_out.result.json",
         "poetry run python benchmarks/output.py -o output.result.json",
-        "poetry run python benchmarks/one_file.py -o one_file.result.json",
+        "poetry run python -m benchmarks.one_file -o one_file.result.json",
         "python -m pyperf compare_to doc/benchmark.result.json benchmark.result.json --table",
         "```",
         "",

@@ -21,13 +21,14 @@ three must agree on the aggregate, or the script fails. Needs the ``dask`` extra
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import platform
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import msgpack
@@ -94,6 +95,27 @@ def _agree(results: dict[str, Aggregate]) -> None:
             raise SystemExit(f"the ways disagree on the aggregate: {results}")
 
 
+@contextlib.contextmanager
+def local_cluster(workers: int) -> Iterator[None]:
+    """A ``LocalCluster`` of ``workers`` processes, one thread each, with a client that is the
+    default while the block runs."""
+    from distributed import Client, LocalCluster
+
+    with (
+        LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            # The scheduler still serves HTTP (health, metrics) when its dashboard is off;
+            # any free port, not 8787, which another cluster on the machine may hold.
+            scheduler_kwargs={"dashboard_address": ":0"},
+        ) as cluster,
+        Client(cluster),
+    ):
+        yield
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=8)
@@ -104,8 +126,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--output", default="-", help="where the JSON goes (- is stdout)")
     args = parser.parse_args(argv)
 
-    from distributed import Client, LocalCluster
-
     with tempfile.TemporaryDirectory(prefix="msgpack-reader-scale-") as scratch:
         directory = Path(args.dir or scratch)
         directory.mkdir(parents=True, exist_ok=True)
@@ -113,18 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         pattern = str(directory / "part-*.msgpack")
         total_bytes = sum(path.stat().st_size for path in paths)
         start = time.perf_counter()
-        with (
-            LocalCluster(
-                n_workers=args.workers,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=None,
-                # The scheduler still serves HTTP (health, metrics) when its dashboard is off;
-                # any free port, not 8787, which another cluster on the machine may hold.
-                scheduler_kwargs={"dashboard_address": ":0"},
-            ) as cluster,
-            Client(cluster),
-        ):
+        with local_cluster(args.workers):
             startup = time.perf_counter() - start
             ways: dict[str, Callable[[str], Aggregate]] = {
                 "single_process_dataframe": single_process_dataframe,

@@ -46,7 +46,8 @@ from .ranges import (
     Proof,
     RangeJob,
     Records,
-    plan,
+    known_starts,
+    plan_ranges,
     read_range,
     splittable,
 )
@@ -103,7 +104,7 @@ def _pieces(
         return None  # fails when read, naming the file
     if size <= blocksize or splittable(file, record_type, options) is not None:
         return None
-    ranges = plan(file, blocksize)
+    ranges = plan_ranges(size, blocksize, known_starts(file))  # the size asked once
     arguments = (record_type, options, job)
     proof: Any = Proof()
     pieces = []

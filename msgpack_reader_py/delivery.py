@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterator
 from typing import Any, Protocol, TypeVar
 
 from . import sniff
@@ -22,8 +22,9 @@ from .decoding import RecordFailure, record_decoder
 from .errors import DecodeError, ReaderError, RecordError
 from .ext import ExtHook
 from .framing import HEAD_SIZE, Framer, Run, too_large
+from .options import ReadOptions
 from .pending import Pending
-from .sources import ChunkSource
+from .sources import Chunks, ChunkSource, Source
 from .wire import declared_excess
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "KEPT_ERRORS",
     "BatchConverter",
     "Batches",
+    "Framing",
     "Plan",
     "RunDecoder",
     "SkipLog",
@@ -314,6 +316,40 @@ def _mapped(
 
 FORCE = "force=True"
 """How a refusal of foreign-looking input names the option that reads it anyway."""
+
+
+class Framing:
+    """A source framed alone (:mod:`.framing`), no value decoded: its runs, from ``origin``
+    (the index and offset of a record known to start there), with the reading loop's errors
+    (named after the source) and, with ``refuse_foreign``, its refusal of a stream that looks
+    like something other than MessagePack. What counting and indexing read."""
+
+    def __init__(
+        self,
+        source: Source,
+        options: ReadOptions,
+        origin: tuple[int, int] = (0, 0),
+        *,
+        refuse_foreign: bool = False,
+    ) -> None:
+        self.chunks = Chunks(source, options, offset=origin[1])
+        self.framer = Framer(self.chunks, options.max_record_size, options.read_size, origin=origin)
+        self._refuse_foreign = refuse_foreign
+
+    def runs(self) -> Iterator[Run]:
+        """The source's runs of records; the source closed when they end or fail."""
+        chunks = self.chunks
+        try:
+            for run in self.framer.runs():
+                if not isinstance(run, Run):  # pragma: no cover - a Framing's source is sync
+                    continue
+                if self._refuse_foreign and run.index == 0:
+                    _refuse_foreign(chunks)
+                yield run
+        except ReaderError as exc:
+            raise named(exc, chunks).with_traceback(exc.__traceback__) from exc.__cause__
+        finally:
+            chunks.close()
 
 
 def _refuse_foreign(chunks: ChunkSource) -> None:

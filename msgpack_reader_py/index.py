@@ -21,11 +21,8 @@ import msgpack
 from ._log import logger
 from .atomic import replacing
 from .compression import compression
-from .delivery import named
-from .errors import ReaderError
-from .framing import Framer, Run
+from .delivery import Framing
 from .options import ReadOptions
-from .sources import Chunks
 
 __all__ = [
     "DEFAULT_EVERY",
@@ -149,19 +146,11 @@ def _frame_from(
 ) -> tuple[int, int]:
     """Frame the file from record ``count`` at ``end`` on, adding the offset of each record
     whose index is a multiple of ``every`` to ``offsets``; the records then, and their end."""
-    chunks = Chunks(path, options, offset=end)
-    framer = Framer(chunks, options.max_record_size, options.read_size, origin=(count, end))
-    try:
-        for run in framer.runs():
-            if not isinstance(run, Run):  # pragma: no cover - a file hands over only chunks
-                continue
-            first = -run.index % every
-            offsets.extend(run.offset(p) for p in range(first, run.count, every))
-    except ReaderError as exc:
-        raise named(exc, chunks).with_traceback(exc.__traceback__) from exc.__cause__
-    finally:
-        chunks.close()
-    return framer.index, framer.start
+    framing = Framing(path, options, (count, end))
+    for run in framing.runs():
+        first = -run.index % every
+        offsets.extend(run.offset(p) for p in range(first, run.count, every))
+    return framing.framer.index, framing.framer.start
 
 
 def _head_hash(path: str | os.PathLike[str], size: int) -> str:

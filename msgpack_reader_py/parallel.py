@@ -31,10 +31,9 @@ from .ranges import (
     Proof,
     RangeJob,
     RangeStats,
-    default_blocksize,
+    local_path,
     plan,
     read_range,
-    size_of,
     splittable,
 )
 
@@ -73,7 +72,7 @@ def read_ranges(
     from the file's first record; a piece with an ``error`` is the last."""
     refuse_follow(options, "a read in ranges")
     record_decoder(record_type, ext_hook=options.ext_hook)  # a bad type fails here, once
-    ranges = plan(source, blocksize or default_blocksize(size_of(source), workers))
+    ranges = plan(source, blocksize, workers)
     stats = stats if stats is not None else RangeStats()
     stats.ranges = len(ranges)
     arguments = (record_type, options, job)
@@ -220,7 +219,7 @@ class RangedRead:
         blocksize: int | None = None,
         skip: SkipLog | None = None,
     ) -> None:
-        self.name = os.fsdecode(source) if isinstance(source, (str, os.PathLike)) else str(source)
+        self.name = local_path(source) or str(source.full_name)  # as errors name it
         self.bytes_read = 0
         self.index = 0  # the records of the pieces so far, skipped ones included
         self.stats = RangeStats()

@@ -118,10 +118,13 @@ def plan_ranges(size: int, blocksize: int, known: Sequence[int] = ()) -> list[By
         start, is_known = end, next_known
 
 
-def plan(source: FileSource, blocksize: int) -> list[ByteRange]:
+def plan(source: FileSource, blocksize: int | None = None, workers: int = 1) -> list[ByteRange]:
     """The ranges of a local file (a path) or an fsspec ``OpenFile`` (any URL fsspec opens),
-    of about ``blocksize`` bytes each, cut at the records a valid sidecar index knows."""
-    return plan_ranges(size_of(source), blocksize, known_starts(source))
+    of about ``blocksize`` bytes each (default: :func:`default_blocksize` for ``workers``),
+    cut at the records a valid sidecar index knows."""
+    size = size_of(source)
+    chosen = blocksize or default_blocksize(size, workers)
+    return plan_ranges(size, chosen, known_starts(source))
 
 
 def default_blocksize(size: int, workers: int) -> int:

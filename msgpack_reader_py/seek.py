@@ -14,17 +14,16 @@ count counts values, whatever they hold.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from .delivery import Plan, named
-from .errors import ReaderError
-from .framing import Framer, Run
+from .delivery import Framing, Plan
 from .index import load_index
 from .options import ReadKeywords, ReadOptions, refuse_follow
 from .parallel import RangedRead, split, worker_count
-from .sources import Chunks, Source
+from .sources import Source
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -44,12 +43,16 @@ class _Framed:
         return None
 
 
+@dataclasses.dataclass(frozen=True)
 class Counting:
     """A range job (:class:`~.ranges.RangeJob`) that counts: it decodes nothing, and the
-    piece's ``count`` is the answer."""
+    piece's ``count`` is the answer. Unless ``force``, a file that looks like something
+    other than MessagePack is refused at its first record, as an untyped read refuses it."""
+
+    force: bool = False
 
     def plan(self, record_type: Any, options: ReadOptions) -> Plan:
-        return Plan(record_type, decoder=_Framed())
+        return Plan(record_type, decoder=_Framed(), refuse_foreign=not self.force)
 
     def collect(self, batches: Iterator[list[Any]]) -> None:
         for _batch in batches:
@@ -62,6 +65,7 @@ def count_records(
     *,
     workers: int | None = None,
     blocksize: int | None = None,
+    force: bool = False,
     options: ReadOptions | None = None,
     **keywords: Unpack[ReadKeywords],
 ) -> int:
@@ -75,6 +79,11 @@ def count_records(
     then what tells a record's start in the middle of the file (an untyped count is not split);
     the count is the same. A valid sidecar index (:mod:`.index`) of a file gives its count
     at once; only what the file gained since it was indexed is framed.
+
+    Almost any bytes frame as values (JSON text is a stream of small integers), so a stream
+    whose first bytes look like something other than MessagePack is refused with a
+    ``DecodeError`` at record 0, as :class:`~msgpack_reader_py.values.ValueReader` refuses it;
+    ``force=True`` counts it anyway.
     """
     read = ReadOptions.of(options, dict(keywords), "count_records()")
     refuse_follow(read, "count_records()")
@@ -83,7 +92,7 @@ def count_records(
         ranged = RangedRead(
             source,
             record_type,
-            Counting(),
+            Counting(force),
             read,
             workers=worker_count(workers),
             blocksize=blocksize,
@@ -91,7 +100,8 @@ def count_records(
         for _piece in ranged.batches():
             pass
         return ranged.index
-    return _framed(source, read, (0, 0) if index is None else (index.count, index.end))
+    origin = (0, 0) if index is None else (index.count, index.end)
+    return _framed(source, read, origin, force)
 
 
 def origin_for(source: Source, start: int, options: ReadOptions) -> tuple[int, int]:
@@ -128,24 +138,17 @@ def _identity(path: str | os.PathLike[str]) -> tuple[Any, ...] | None:
     return (os.path.abspath(path), status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
 
 
-def _framed(source: Source, options: ReadOptions, origin: tuple[int, int]) -> int:
+def _framed(source: Source, options: ReadOptions, origin: tuple[int, int], force: bool) -> int:
     """How many records ``source`` holds, by framing alone from ``origin`` (the index and
     offset of a record known to start there) on; for a file read as it is, where each run of
     records starts is kept (:data:`_COUNTED`)."""
-    chunks = Chunks(source, options, offset=origin[1])
-    framer = Framer(chunks, options.max_record_size, options.read_size, origin=origin)
-    runs = [origin]
-    try:
-        runs.extend((run.index, run.start) for run in framer.runs() if isinstance(run, Run))
-    except ReaderError as exc:
-        raise named(exc, chunks).with_traceback(exc.__traceback__) from exc.__cause__
-    finally:
-        chunks.close()
-    if isinstance(source, (str, os.PathLike)) and chunks.compression is None:
+    framing = Framing(source, options, origin, refuse_foreign=not force)
+    runs = [origin, *((run.index, run.start) for run in framing.runs())]
+    if isinstance(source, (str, os.PathLike)) and framing.chunks.compression is None:
         identity = _identity(source)
         if identity is not None:
             _COUNTED.pop(identity, None)
             _COUNTED[identity] = runs
             while len(_COUNTED) > _COUNTED_FILES:
                 del _COUNTED[next(iter(_COUNTED))]
-    return framer.index
+    return framing.framer.index

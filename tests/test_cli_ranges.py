@@ -7,9 +7,11 @@ import gzip
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from msgpack_reader_py import parallel, ranges
 from msgpack_reader_py.cli import main
 from msgpack_reader_py.generator import get_iter, pack_items
 from tests.helpers import error_line, fake_stdin, item_values, packed
@@ -17,6 +19,22 @@ from tests.helpers import error_line, fake_stdin, item_values, packed
 ITEMS = list(get_iter(2000, seed=5))
 DATA = pack_items(ITEMS)
 ITEM = ["--type", "item"]
+
+
+@pytest.fixture(autouse=True)
+def splits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many ranges each read in worker processes had: ranges of a few KiB (not the
+    mebibyte at the least a real file gets), so that these small files are split."""
+    monkeypatch.setattr(ranges, "_MIN_BLOCKSIZE", 4096)
+    seen: list[int] = []
+    spread = parallel._parallel
+
+    def spy(ranges: list[Any], *arguments: Any) -> Any:
+        seen.append(len(ranges))
+        return spread(ranges, *arguments)
+
+    monkeypatch.setattr(parallel, "_parallel", spy)
+    return seen
 
 
 @pytest.fixture
@@ -30,7 +48,7 @@ def ids(out: str) -> list[int]:
     return [json.loads(line)["id"] for line in out.splitlines()]
 
 
-def test_count(capsys: pytest.CaptureFixture[str], items_path: Path) -> None:
+def test_count(capsys: pytest.CaptureFixture[str], items_path: Path, splits: list[int]) -> None:
     assert main(["count", str(items_path)]) == 0
     assert capsys.readouterr() == ("2000\n", "")
     assert main(["count", *ITEM, "-j", "2", str(items_path), str(items_path)]) == 0
@@ -38,12 +56,14 @@ def test_count(capsys: pytest.CaptureFixture[str], items_path: Path) -> None:
         f"{items_path}: 2000\n{items_path}: 2000\ntotal: 4000\n",
         "",
     )
+    assert len(splits) == 2  # each file counted in ranges, on two processes
+    assert min(splits) > 2
     assert main(["count", "--json", str(items_path)]) == 0
     assert json.loads(capsys.readouterr().out) == {"source": str(items_path), "records": 2000}
 
 
 def test_count_of_broken_data_is_one_error_line(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, splits: list[int]
 ) -> None:
     path = tmp_path / "cut.msgpack"
     path.write_bytes(DATA[:-3])
@@ -51,10 +71,11 @@ def test_count_of_broken_data_is_one_error_line(
     out, err = capsys.readouterr()
     assert out == ""
     assert error_line(err).startswith(f"error: {path}: record 1999 at byte ")
+    assert splits
 
 
 def test_jobs_that_cannot_split_say_so(
-    capsys: pytest.CaptureFixture[str], items_path: Path, tmp_path: Path
+    capsys: pytest.CaptureFixture[str], items_path: Path, tmp_path: Path, splits: list[int]
 ) -> None:
     assert main(["count", "-j", "2", str(items_path)]) == 0
     out, err = capsys.readouterr()
@@ -69,24 +90,26 @@ def test_jobs_that_cannot_split_say_so(
     out, err = capsys.readouterr()
     assert out.startswith("Read 2000 messages, sum_of_ids is 1999000 in ")
     assert "a compressed file cannot be entered in the middle" in err
+    assert splits == []
 
 
 def test_read_with_jobs_is_the_same_summary(
-    capsys: pytest.CaptureFixture[str], items_path: Path
+    capsys: pytest.CaptureFixture[str], items_path: Path, splits: list[int]
 ) -> None:
     assert main(["read", "--json", "-j", "2", str(items_path)]) == 0
-    parallel = json.loads(capsys.readouterr().out)
+    split = json.loads(capsys.readouterr().out)
     assert main(["read", "--json", str(items_path)]) == 0
     one = json.loads(capsys.readouterr().out)
-    for summary in (parallel, one):
+    for summary in (split, one):
         del summary["seconds"]
-    assert parallel == one
+    assert split == one
     assert one["records"] == 2000
     assert one["bytes"] == len(DATA)
+    assert len(splits) == 1
 
 
 def test_read_with_jobs_fails_as_one_process_does(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, splits: list[int]
 ) -> None:
     middle = len(pack_items(ITEMS[:1500]))
     path = tmp_path / "bad.msgpack"
@@ -98,11 +121,12 @@ def test_read_with_jobs_fails_as_one_process_does(
         lines.append(error_line(err))
     assert lines[0] == lines[1]
     assert f"record 1500 at byte {middle}" in lines[0]
+    assert len(splits) == 1  # the error came from a range, not from the whole file
 
 
 @pytest.mark.parametrize("to", ["parquet", "arrow", "csv", "jsonl"])
 def test_convert_with_jobs_writes_the_same_bytes(
-    capsys: pytest.CaptureFixture[str], items_path: Path, tmp_path: Path, to: str
+    capsys: pytest.CaptureFixture[str], items_path: Path, tmp_path: Path, to: str, splits: list[int]
 ) -> None:
     outputs = []
     for jobs in ("1", "2"):
@@ -113,6 +137,8 @@ def test_convert_with_jobs_writes_the_same_bytes(
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
     assert capsys.readouterr().err == ""
+    assert len(splits) == 1
+    assert splits[0] > 2
 
 
 def test_head_tail_and_skip(capsys: pytest.CaptureFixture[str], items_path: Path) -> None:
@@ -145,3 +171,25 @@ def test_tail_of_broken_data_fails_as_a_read_does(
     out, err = capsys.readouterr()
     assert out == ""
     assert "record 1999 at byte" in error_line(err)
+
+
+def test_count_and_tail_refuse_what_looks_like_another_format(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # JSON Lines larger than one read: a tail that begins near the end must still refuse it.
+    path = tmp_path / "records.jsonl"
+    text = "".join(json.dumps({"id": i}) + "\n" for i in range(20_000))
+    path.write_text(text)
+    for command in (["count"], ["tail", "-n", "2"], ["count", *ITEM, "-j", "2"]):
+        assert main([*command, str(path)]) == 1
+        out, err = capsys.readouterr()
+        assert out == ""
+        assert error_line(err) == (
+            f"error: {path}: record 0 at byte 0: this looks like JSON text, not MessagePack; "
+            "read untyped, its bytes would pass for small integers and other values, so it is "
+            "refused (--force reads it anyway)"
+        )
+    assert main(["count", "--force", str(path)]) == 0
+    assert capsys.readouterr().out == f"{len(text)}\n"
+    assert main(["tail", "-n", "2", "--force", str(path)]) == 0
+    assert capsys.readouterr().out == "125\n10\n"  # the last two bytes, "}" and a newline

@@ -6,13 +6,14 @@ from __future__ import annotations
 import gzip
 import logging
 from pathlib import Path
+from typing import Any
 
 import msgpack
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from msgpack_reader_py import Item, StreamingReader
+from msgpack_reader_py import DecodeError, Item, StreamingReader
 from msgpack_reader_py.cli import main
 from msgpack_reader_py.generator import get_iter, pack_items
 from msgpack_reader_py.index import index_path, load_index, write_index
@@ -69,15 +70,18 @@ def test_a_reader_seeks_through_the_index(
     assert list(StreamingReader(path, start=start)) == ITEMS[start:]
 
 
-def test_ranges_start_where_the_index_says_with_no_guess(indexed: Path) -> None:
+def in_ranges(path: Path) -> tuple[list[Any], RangeStats]:
+    """The records of ``path`` read in ranges of 900 bytes, and what the split read did."""
     stats = RangeStats()
-    records = [
-        record
-        for piece in read_ranges(
-            indexed, Item, Records(), options=ReadOptions(), workers=1, blocksize=900, stats=stats
-        )
-        for record in piece.value
-    ]
+    options = ReadOptions()
+    pieces = read_ranges(
+        path, Item, Records(), options=options, workers=1, blocksize=900, stats=stats
+    )
+    return [record for piece in pieces for record in piece.value], stats
+
+
+def test_ranges_start_where_the_index_says_with_no_guess(indexed: Path) -> None:
+    records, stats = in_ranges(indexed)
     assert records == ITEMS
     assert stats.slowest_guess == 0.0  # every range started at an indexed record
     assert stats.rereads == 0
@@ -87,16 +91,27 @@ def test_a_wrong_index_is_caught_by_the_proof(indexed: Path) -> None:
     index = load_index(indexed)
     assert index is not None
     tamper(indexed, offsets=[offset + 3 for offset in index.offsets])
-    stats = RangeStats()
-    records = [
-        record
-        for piece in read_ranges(
-            indexed, Item, Records(), options=ReadOptions(), workers=1, blocksize=900, stats=stats
-        )
-        for record in piece.value
-    ]
+    records, stats = in_ranges(indexed)
     assert records == ITEMS
     assert stats.rereads > 0
+
+
+def test_a_seek_through_the_index_frames_nothing_before_it(tmp_path: Path) -> None:
+    # A byte no MessagePack holds, past the 64 KiB the index hashes and before record 2000:
+    # framed from the file's start, it fails; seeking through the index, it is never read.
+    items = list(get_iter(3000, seed=4))
+    data = pack_items(items)
+    path = tmp_path / "items.msgpack"
+    path.write_bytes(data)
+    write_index(path, every=100)
+    at = len(pack_items(items[:1500])) + 1
+    assert at > 64 * 1024
+    path.write_bytes(data[:at] + b"\xc1" + data[at + 1 :])
+    assert list(StreamingReader(path, start=2000)) == items[2000:]
+    Path(index_path(path)).unlink()
+    with pytest.raises(DecodeError) as info:
+        list(StreamingReader(path, start=2000))
+    assert info.value.index == 1500
 
 
 def test_a_stale_index_is_ignored_with_a_note(

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from msgpack_reader_py import Item, StreamingReader, TruncatedStreamError
+from msgpack_reader_py import DecodeError, Item, StreamingReader, TruncatedStreamError
 from msgpack_reader_py.arrow import read_table
 from msgpack_reader_py.generator import get_iter, pack_items
 from msgpack_reader_py.options import ReadOptions
@@ -102,3 +102,34 @@ def test_a_count_lets_a_later_read_of_the_same_file_begin_near_its_record(
     assert origin_for(path, 250, options) == (0, 0)
     assert list(StreamingReader(path, start=299)) == [ITEMS[-1], *more]
     assert origin_for(DATA, 250, options) == (0, 0)  # bytes: nothing to know
+
+
+FOREIGN = b"".join(b'{"id": %d, "name": "record %d"}\n' % (i, i) for i in range(5000))  # JSON Lines
+
+
+def test_count_refuses_what_looks_like_another_format(tmp_path: Path) -> None:
+    # Framed, JSON text is a stream of small integers: a count of them, with status 0, would
+    # be a number about nothing. Refused as an untyped read refuses it; force counts anyway.
+    path = tmp_path / "records.jsonl"
+    path.write_bytes(FOREIGN)
+    for workers in (None, 2):
+        with pytest.raises(DecodeError, match="this looks like JSON text") as info:
+            count_records(path, Item, workers=workers, blocksize=10_000)
+        assert (info.value.index, info.value.offset) == (0, 0)
+    assert count_records(path, force=True) == len(FOREIGN)  # one fixint per byte
+
+
+def test_an_untyped_read_from_a_counted_file_still_refuses_another_format(
+    tmp_path: Path,
+) -> None:
+    # A count keeps where each run of the file starts; a reader beginning near the end seeks
+    # there. An untyped one must still see the file's first bytes, which say what it is.
+    path = tmp_path / "records.jsonl"
+    path.write_bytes(FOREIGN)
+    assert count_records(path, force=True) == len(FOREIGN)
+    assert origin_for(path, len(FOREIGN) - 2, ReadOptions()) != (0, 0)
+    records, error = drain(ValueReader(path, start=len(FOREIGN) - 2))
+    assert records == []
+    assert isinstance(error, DecodeError)
+    assert "this looks like JSON text" in error.reason
+    assert list(ValueReader(path, start=len(FOREIGN) - 2, force=True)) == list(FOREIGN[-2:])

@@ -177,7 +177,7 @@ def _run_tail(args: argparse.Namespace) -> int:
         total = 0
         for name, target in sources:
             with phrased(name):
-                total += count_records(target, options=options)
+                total += count_records(target, force=args.force, options=options)
             if hasattr(target, "seek"):
                 target.seek(0)
         _convert(args, args.format, STDIO, None, start=max(total - args.lines, 0), sources=sources)

@@ -50,7 +50,9 @@ def _run_count(args: argparse.Namespace) -> int:
     for (name, target), argument in zip(sources, args.sources, strict=True):
         with phrased(name):
             workers = split_or_note(name, target, typed, options, args.jobs)
-            records = count_records(target, typed.record_type, workers=workers, options=options)
+            records = count_records(
+                target, typed.record_type, workers=workers, force=args.force, options=options
+            )
         total += records
         if args.json:
             print(json.dumps({"source": argument, "records": records}), flush=True)
