@@ -1,5 +1,6 @@
-"""--jobs in real processes: a conversion in byte ranges stopped by Ctrl-C or SIGTERM leaves no
-output file and no worker process behind, and workers end with a reader that is killed."""
+"""--jobs in real processes: a conversion in byte ranges stopped by Ctrl-C, SIGTERM or SIGHUP,
+to any format, leaves no output file, no temporary file and no worker process behind, and
+workers end with a reader that is killed."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 
 from integration.test_cli_subprocess import MODULE, TIMEOUT
 from msgpack_reader_py import generate
+from msgpack_reader_py.writers import FORMATS
 from tests.helpers import ITEM, PREVIOUS, assert_directory_holds, temporaries
 
 RECORDS = 600_000  # enough for a conversion to be under way when it is stopped
@@ -37,15 +39,18 @@ def group_ends(group: int) -> bool:
     return False
 
 
+@pytest.mark.parametrize("to", FORMATS)
 @pytest.mark.parametrize(
-    ("stop", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["ctrl-c", "sigterm"]
+    ("stop", "status"),
+    [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)],
+    ids=["ctrl-c", "sigterm", "sighup"],
 )
 def test_a_conversion_in_ranges_stopped_leaves_nothing_behind(
-    tmp_path: Path, big: Path, stop: signal.Signals, status: int
+    tmp_path: Path, big: Path, stop: signal.Signals, status: int, to: str
 ) -> None:
-    out = tmp_path / "out.parquet"
+    out = tmp_path / f"out.{to}"
     out.write_bytes(PREVIOUS)
-    command = [*MODULE, "convert", str(big), *ITEM, "--to", "parquet", "-o", str(out), "-j", "2"]
+    command = [*MODULE, "convert", str(big), *ITEM, "--to", to, "-o", str(out), "-j", "2"]
     with subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
     ) as process:
@@ -57,7 +62,7 @@ def test_a_conversion_in_ranges_stopped_leaves_nothing_behind(
         if stop == signal.SIGINT:
             os.killpg(process.pid, stop)  # Ctrl-C reaches the whole foreground group
         else:
-            process.send_signal(stop)  # a TERM reaches the reader alone
+            process.send_signal(stop)  # a TERM or a HUP reaches the reader alone
         out_bytes, err = process.communicate(timeout=TIMEOUT)
     assert (process.returncode, out_bytes, err) == (status, b"", b"")
     assert out.read_bytes() == PREVIOUS

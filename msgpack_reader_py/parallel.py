@@ -19,6 +19,7 @@ import threading
 import warnings
 from collections import deque
 from collections.abc import Generator, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from .decoding import record_decoder
@@ -117,16 +118,25 @@ def _parallel(
             # (which every process that imports them has) are made safe by their own fork
             # handlers.
             warnings.filterwarnings("ignore", _FORK_WARNING, DeprecationWarning)
-            pending = deque(
-                executor.submit(read_range, source, r, *arguments)
-                for r in itertools.islice(todo, 2 * workers)
-            )
+            with _signals_held():
+                pending = deque(
+                    executor.submit(read_range, source, r, *arguments)
+                    for r in itertools.islice(todo, 2 * workers)
+                )
 
         def results() -> Iterator[Piece]:
             while pending:
-                piece = pending.popleft().result()
+                try:
+                    piece = pending.popleft().result()
+                except concurrent.futures.process.BrokenProcessPool as exc:
+                    # Not the data's fault: a worker killed (by a user, or for memory).
+                    raise ChildProcessError(
+                        "a worker process reading it in byte ranges ended abruptly (killed, "
+                        "or out of memory?): read it on fewer processes"
+                    ) from exc
                 for byte_range in itertools.islice(todo, 1):
-                    pending.append(executor.submit(read_range, source, byte_range, *arguments))
+                    with _signals_held():  # a submission may start a worker again
+                        pending.append(executor.submit(read_range, source, byte_range, *arguments))
                 yield piece
 
         yield from _proved(results(), source, arguments, stats)
@@ -148,16 +158,22 @@ def _worker_started() -> None:
     - Its priority is below the reader's: where the reader has work of its own with what comes
       back (a Parquet file to write), the workers that feed it do not slow it down (measured:
       convert --jobs 2 to Parquet 1.62x --jobs 1 at nice 5, against 1.52x at 0).
-    - Ctrl-C is the reader's to handle: it stops the pool, and no worker dies mid-range.
+    - Ctrl-C and a hang-up are the reader's to handle: it stops the pool, and no worker dies
+      mid-range. They were held back while the worker started (:func:`_signals_held`): one
+      that came meanwhile is dropped here, a TERM ends the worker now.
     - On Linux it ends with the reader, however that ends (SIGKILL too): the kernel sends it
       SIGTERM, so that no worker outlives the reader that started it.
     """
     if hasattr(os, "nice"):  # not on Windows
         os.nice(5)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
     # A TERM ends a worker: a handler forked from the reader's (the command line turns TERM
     # into an exception) would be caught by the pool's worker loop, and the worker would live.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING)
     if sys.platform == "linux":
         import ctypes
 
@@ -168,6 +184,29 @@ def _worker_started() -> None:
 
 
 _PR_SET_PDEATHSIG = 1
+_STOPPING = {
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+}
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Ctrl-C, TERM and HUP held back while worker processes may start.
+
+    A signal that reaches a worker between its fork and :func:`_worker_started` would end it
+    with a traceback (a broken pool); one that reaches the reader inside ``fork()`` is raised in
+    an at-fork hook, where Python reports it as ignored and the reader goes on. Held back, such
+    a signal arrives when the workers are set to take it: the reader's as it leaves this block,
+    a worker's in its set-up (a worker inherits the mask, and a fork server passes it on).
+    """
+    if not hasattr(signal, "pthread_sigmask"):  # Windows: no fork, no masks
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _context() -> Any:

@@ -396,19 +396,26 @@ def test_keyboard_interrupt_during_default_job(
     assert capsys.readouterr() == ("", "")
 
 
-def test_sigterm_unwinds_as_ctrl_c_does(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("stop", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)], ids=["term", "hup"]
+)
+def test_sigterm_and_sighup_unwind_as_ctrl_c_does(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    stop: signal.Signals,
+    status: int,
 ) -> None:
     # The handler raises where the program is, so that it unwinds as for Ctrl-C (an unfinished
-    # output file removed: integration/test_jobs_subprocess.py), with the shell's 128 + 15.
+    # output file removed: integration/test_jobs_subprocess.py), with the shell's 128 + N.
     def terminated(items: Any) -> bytes:
-        os.kill(os.getpid(), signal.SIGTERM)
-        raise AssertionError("SIGTERM did not stop the command")  # pragma: no cover
+        os.kill(os.getpid(), stop)
+        raise AssertionError("the signal did not stop the command")  # pragma: no cover
 
     monkeypatch.setattr(cli, "pack_items", terminated)
-    before = signal.getsignal(signal.SIGTERM)
-    assert main([]) == 143
-    assert signal.getsignal(signal.SIGTERM) is before  # the handler is the command's alone
+    before = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    assert main([]) == status
+    after = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    assert after == before  # the handlers are the command's alone
     assert capsys.readouterr() == ("", "")
 
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import os
+import signal
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Literal
 
@@ -15,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from msgpack_reader_py import Item, StreamingReader
+from msgpack_reader_py import Item, StreamingReader, parallel
 from msgpack_reader_py.errors import ReaderError
 from msgpack_reader_py.generator import get_iter, pack_items
 from msgpack_reader_py.options import ReadOptions
@@ -253,6 +256,21 @@ def test_a_file_in_processes_is_the_same_with_its_error(tmp_path: Path) -> None:
     assert expected[3] is not None
     assert "record 31 at byte" in expected[3]
     assert stats.ranges == -(-len(data) // 200)
+
+
+def _killed(*arguments: Any) -> Any:
+    """A worker that dies as one the system kills for memory does."""
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_worker_killed_is_one_error_saying_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path, ITEM_BYTES)
+    monkeypatch.setattr(parallel, "read_range", _killed)
+    with pytest.raises(ChildProcessError, match=r"worker process .* ended abruptly") as info:
+        list(read_ranges(path, Item, Records(), options=ReadOptions(), workers=2, blocksize=64))
+    assert isinstance(info.value.__cause__, BrokenProcessPool)
 
 
 def test_what_cannot_be_split_says_why(tmp_path: Path) -> None:

@@ -1,13 +1,13 @@
 """The command line: ``python -m msgpack_reader_py`` and ``msgpack-reader``.
 
 Each command is a module of its own, its options beside its handler (``read``, ``count``,
-``convert`` with ``dump``, ``head`` and ``tail``, ``index``, ``schema``, ``generate``); what
-they share is in ``_common``.
+``convert`` with ``dump``, ``head`` and ``tail``, ``index``, ``inspect``, ``schema``,
+``stats``, ``generate``); what they share is in ``_common``.
 
 A thin shell over the library: it parses arguments, runs one command, and turns every failure
 into one ``error: ...`` line on stderr with a non-zero status (1 for data and I/O errors, 2 for
-usage errors, 130 on Ctrl-C, 143 on SIGTERM). A closed stdout (``| head``) ends the program
-quietly (141).
+usage errors, 130 on Ctrl-C, 143 on SIGTERM, 129 on SIGHUP). A closed stdout (``| head``) ends
+the program quietly (141).
 Messages name command-line flags, never the library's keywords.
 """
 
@@ -26,14 +26,13 @@ from .._log import logger
 from ..follow import check_followable
 from ..generator import DEFAULT_SEED, get_iter, pack_items
 from ..options import ReadOptions
-from . import convert, count, generate, index, read, schema
+from . import convert, count, generate, index, inspect, read, schema, stats
 from ._common import (
     DEFAULT_MESSAGES,
     EXIT_BROKEN_PIPE,
     EXIT_DATA_ERROR,
     EXIT_INTERRUPTED,
     EXIT_STATUSES,
-    EXIT_TERMINATED,
     STDIO,
     Failure,
     Parser,
@@ -63,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.set_defaults(run=_run_default)
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
-    for module in (read, count, convert, index, schema, generate):
+    for module in (read, count, convert, index, inspect, schema, stats, generate):
         module.add(commands)
     return parser
 
@@ -88,9 +87,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_BROKEN_PIPE
         except KeyboardInterrupt:
             return _interrupted()
-        except Terminated:
+        except Terminated as exc:
             _interrupted()
-            return EXIT_TERMINATED
+            return 128 + exc.signum
 
 
 def _check_followed(parser: argparse.ArgumentParser, sources: Sequence[str]) -> None:
@@ -115,27 +114,36 @@ def _interrupted() -> int:
 
 
 class Terminated(BaseException):
-    """SIGTERM, raised where the program is, so that it unwinds as for Ctrl-C: an output file
-    not finished is removed, worker processes are stopped. A ``BaseException``, as
-    ``KeyboardInterrupt`` is: no ``except Exception`` stops it."""
+    """SIGTERM or SIGHUP, raised where the program is, so that it unwinds as for Ctrl-C: an
+    output file not finished is removed, worker processes are stopped. A ``BaseException``,
+    as ``KeyboardInterrupt`` is: no ``except Exception`` stops it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+        """The signal's number: the exit status is 128 plus it, as a shell reports it."""
 
 
 @contextmanager
 def _terminable() -> Iterator[None]:
-    """SIGTERM raises :class:`Terminated` while a command runs (where the command line runs
-    in the main thread: only there can a signal's handler be set)."""
+    """SIGTERM and SIGHUP raise :class:`Terminated` while a command runs (where the command
+    line runs in the main thread: only there can a signal's handler be set). A service
+    manager, ``timeout`` or a stopped container sends TERM; a closed terminal or ssh session
+    sends HUP: either way the command stops as on Ctrl-C."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def terminate(signum: int, frame: object) -> None:
-        raise Terminated
+        raise Terminated(signum)
 
-    previous = signal.signal(signal.SIGTERM, terminate)
+    stopping = [signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
+    previous = {signum: signal.signal(signum, terminate) for signum in stopping}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 @contextmanager

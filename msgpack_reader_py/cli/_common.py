@@ -40,7 +40,6 @@ EXIT_USAGE = 2
 
 
 EXIT_INTERRUPTED = 130
-EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports a program that a TERM ended
 
 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a Unix tool killed by a closed pipe reports
@@ -96,6 +95,7 @@ exit status:
   2    a usage error (a bad option or argument)
   130  interrupted (Ctrl-C)
   143  terminated (SIGTERM); as on Ctrl-C, no half-written output file is left
+  129  hung up (SIGHUP: the terminal closed); as on SIGTERM
   141  stdout was closed early (e.g. piped into head); nothing more is printed"""
 
 
