@@ -1,6 +1,6 @@
 """Fixtures shared by tests/ and integration/: the reference stream (made by our own generator)
-and its rows, a follower's shortened pauses and counted looks, and a progress bar's shorter
-delay."""
+and its rows, a follower's shortened pauses and counted looks, a progress bar's shorter
+delay, and small files split into ranges (``splits``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import IO, Any
 
 import pytest
 
-from msgpack_reader_py import Item, _progress, follow, get_iter, pack_items
+from msgpack_reader_py import Item, _progress, follow, get_iter, pack_items, parallel, ranges
 from tests.helpers import BAR_DELAY, Looks, as_rows
 from tests.reference import REFERENCE_MESSAGES, REFERENCE_SEED, REFERENCE_SHA256, offsets_of
 
@@ -98,3 +98,19 @@ def short_bar_delay(monkeypatch: pytest.MonkeyPatch) -> None:
     """The progress bar's delay in auto mode, shortened so that the "slow job" tests of
     ``convert`` take a fraction of a second (each of their modules asks for it)."""
     monkeypatch.setattr(_progress, "_DELAY", BAR_DELAY)
+
+
+@pytest.fixture
+def splits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many ranges each read in worker processes had: ranges of a few KiB (not the
+    mebibyte at the least a real file gets), so that these small files are split."""
+    monkeypatch.setattr(ranges, "_MIN_BLOCKSIZE", 4096)
+    seen: list[int] = []
+    spread = parallel._parallel
+
+    def spy(ranges: list[Any], *arguments: Any) -> Any:
+        seen.append(len(ranges))
+        return spread(ranges, *arguments)
+
+    monkeypatch.setattr(parallel, "_parallel", spy)
+    return seen

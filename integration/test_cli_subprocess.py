@@ -294,7 +294,7 @@ def test_console_script_errors(tmp_path: Path) -> None:
 # msgspec is not here: it is a core dependency, which decodes every record.
 HEAVY = (
     *("pyperf", "matplotlib", "numpy", "hypothesis", "benchmarks"),
-    *("pyarrow", "tqdm", "pandas", "dask", "distributed", "fsspec", "zstandard"),
+    *("pyarrow", "tqdm", "pandas", "dask", "distributed", "fsspec", "zstandard", "duckdb"),
 )
 
 

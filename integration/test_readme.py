@@ -63,6 +63,9 @@ INPUTS: dict[str, Callable[[], dict[str, bytes]]] = {
     "go_items.msgpack": lambda: {
         "go_items.msgpack": (ENCODED / "go_items_untagged.msgpack").read_bytes()
     },
+    "go_events.msgpack": lambda: {
+        "go_events.msgpack": (ENCODED / "go_events_map.msgpack").read_bytes()
+    },
     "fluentd.msgpack": lambda: {"fluentd.msgpack": (ENCODED / "go_fluentd.msgpack").read_bytes()},
     "fluentbit.msgpack": lambda: {
         "fluentbit.msgpack": (ENCODED / "go_fluentbit.msgpack").read_bytes()
@@ -166,3 +169,42 @@ def test_every_cli_example_line_runs(tmp_path: Path) -> None:
             printed = SUMMARY.search(result.stdout)
             assert printed is not None, f"{line}\n{result.stdout}"
             assert printed.groups() == shown.groups(), f"{line}\n{result.stdout}"
+
+
+TIMING = re.compile(r"\d[\d,.]*(?= ?(?:ms|records/s|MB/s))")
+"""Figures that change from run to run: a time and the rates it gives."""
+
+
+def console_sessions() -> list[list[tuple[str, str]]]:
+    """Each ```console block: its commands (after ``$ ``), each with the output shown."""
+    sessions = []
+    for block in fenced("console"):
+        commands: list[tuple[str, str]] = []
+        for line in block.splitlines(keepends=True):
+            if line.startswith("$ "):
+                commands.append((line[2:].rstrip("\n"), ""))
+            else:
+                command, shown = commands[-1]
+                commands[-1] = (command, shown + line)
+        sessions.append(commands)
+    return sessions
+
+
+def test_console_blocks_print_what_they_show(tmp_path: Path) -> None:
+    """The commands of the console blocks, in order, in one directory that holds the
+    repository's tests/ (the files the blocks name; a block may use what one before it made):
+    what each prints is what the README shows, but for timings. Activating the virtualenv is
+    left out: the commands run in it here."""
+    (tmp_path / "tests").symlink_to(README.parent / "tests")
+    scripts = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": scripts + os.pathsep + os.environ.get("PATH", "")}
+    ran = 0
+    for session in console_sessions():
+        for command, shown in session:
+            if command.startswith("source "):
+                continue
+            result = run_in(tmp_path, ["bash", "-c", command], env=env)
+            printed = result.stdout + result.stderr
+            assert TIMING.sub("N", printed) == TIMING.sub("N", shown), command
+            ran += 1
+    assert ran >= 10

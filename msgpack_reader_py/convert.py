@@ -10,7 +10,8 @@ from __future__ import annotations
 import dataclasses
 import io
 import os
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import IO, TYPE_CHECKING, Any
 
@@ -22,11 +23,20 @@ from .inferred import infer_sources
 from .model import Item
 from .options import ReadKeywords, ReadOptions
 from .parallel import split, worker_count
+from .query import Query
 from .ranges import Flattened
 from .sources import Source
 from .streaming_reader import PieceReader, SourceReader, chained, check_start
 from .values import ValueReader
-from .writers import FORMATS, OutputFormat, columns_out, text_out
+from .writers import (
+    COLUMNAR,
+    FORMATS,
+    Compression,
+    OutputFormat,
+    columns_out,
+    output_settings,
+    text_out,
+)
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -67,6 +77,11 @@ def convert(
     start: int = 0,
     workers: int | None = None,
     blocksize: int | None = None,
+    compression: Compression | None = None,
+    row_group_size: int | None = None,
+    select: Sequence[str] | None = None,
+    where: str | None = None,
+    last: int | None = None,
     options: ReadOptions | None = None,
     **keywords: Unpack[ReadKeywords],
 ) -> Conversion:
@@ -114,23 +129,49 @@ def convert(
     records), and any conversion with ``start`` or ``limit``, is read in this process.
     A stream destination is flushed after each batch, so that what was read is there to see.
 
-    Formats: ``parquet`` (one row group per batch of up to 65536 records), ``arrow`` (the
-    Arrow IPC file format, also known as Feather v2), ``csv`` (a header row, then one row per
-    record; a value that is not a number or text is its JSON text), ``jsonl`` (one JSON value
-    per line: a record is an object keyed by field name). JSON is written as
+    ``select`` (paths of fields, ``b.c`` a field of a nested record) and ``where`` (an SQL
+    expression) keep the records that satisfy ``where``, with the ``select`` fields, as
+    :class:`~msgpack_reader_py.query.Query` says (the ``duckdb`` extra): the records are read
+    as Arrow columns, and untyped records get a record type inferred as for Parquet. ``start``
+    counts the records of the sources, ``limit`` the records written. ``last`` writes only
+    the last ``last`` records (of those ``where`` keeps), holding that many in memory until
+    the sources end.
+
+    Formats: ``parquet`` (one row group per batch of up to 65536 records, or exactly
+    ``row_group_size`` records in each row group but the last, cut at the same records with
+    any ``workers``), ``arrow`` (the Arrow IPC file format, also known as Feather v2),
+    ``csv`` (a header row, then one row per record; a value that is not a number or text is
+    its JSON text), ``jsonl`` (one JSON value per line: a record is an object keyed by field
+    name), ``table`` (aligned columns for a person to read, as
+    :class:`~msgpack_reader_py.writers.TableRows` lays them out). JSON is written as
     :mod:`~msgpack_reader_py.writers` describes; ``allow_nan`` writes NaN and the infinities
     as Python's ``json`` does instead of ``null``.
+
+    ``compression`` is the codec of Parquet (``zstd``, ``lz4``, ``snappy``, ``gzip`` or
+    ``none``; by default ``zstd``: on the reference data it wrote the smallest file of them,
+    at about the speed of snappy, pyarrow's own default, as ``benchmarks/compression.py``
+    measures) or of Arrow (``zstd``, ``lz4`` or, the default, ``none``: an uncompressed file
+    can be mapped into memory and read without a copy). An option that does not apply to
+    ``to`` (``row_group_size`` but for Parquet, ``compression`` for a text format, snappy or
+    gzip for Arrow) is a ``ValueError``, as a bad value is.
     """
-    if to not in FORMATS:
-        raise ValueError(f"to must be one of {', '.join(FORMATS)}; got {to!r}")
+    if to not in (*FORMATS, "table"):
+        raise ValueError(f"to must be one of {', '.join(FORMATS)} or table; got {to!r}")
+    output_settings(to, compression, row_group_size)  # refused at the call
     read = ReadOptions.of(options, dict(keywords), "convert()")
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
-        raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
+    for name, count in (("limit", limit), ("last", last)):
+        if count is not None and (
+            isinstance(count, bool) or not isinstance(count, int) or count < 0
+        ):
+            raise ValueError(f"{name} must be a non-negative int or None, got {count!r}")
+    if limit is not None and last is not None:
+        raise ValueError("give limit (the first records) or last (the last ones), not both")
     check_start(start)
     worker_count(workers)  # refused at the call
     sources = list(source) if isinstance(source, (list, tuple)) else [source]
     inferred = None
-    if record_type is None and to != "jsonl":
+    queried = select is not None or where is not None
+    if record_type is None and (to in COLUMNAR or queried):
         sources, inferred = infer_sources(
             sources,
             sample,
@@ -140,14 +181,23 @@ def convert(
             options=dataclasses.replace(read, follow=False),
         )
         mixed = [*inferred.mixed, *inferred.conflicts]
-        if to in ("parquet", "arrow") and mixed:
+        if (to in ("parquet", "arrow") or queried) and mixed:
             raise InferenceError(
                 f"{to} needs one type per column, and in {_which(inferred)} "
                 f"{'; '.join(mixed)} hold values of types that do not mix"
             )
         # Structs that refuse unknown keys: a record the inference never saw is no record.
         record_type = inferred.record_type("struct", checked=True, columns=True)
-    job = _Job(sources, to, record_type, read, force, limit, allow_nan, progress, start)
+    query = None
+    if queried:
+        from .arrow import arrow_schema
+        from .query import Query
+
+        query = Query(arrow_schema(record_type), tuple(select) if select else None, where)
+    job = _Job(
+        sources, to, record_type, read, force, limit, allow_nan, progress, start, query, last
+    )
+    job = dataclasses.replace(job, compression=compression, row_group_size=row_group_size)
     if start == 0 and limit is None and inferred is None:
         # An inferred type is made in this process only: it cannot be sent to workers.
         job = dataclasses.replace(job, workers=workers, blocksize=blocksize)
@@ -179,8 +229,12 @@ class _Job:
     allow_nan: bool
     progress: Progress | None
     start: int = 0
+    query: Query | None = None
+    last: int | None = None
     workers: int | None = None
     blocksize: int | None = None
+    compression: Compression | None = None
+    row_group_size: int | None = None
 
     def _batches(self, source: Source, last: bool, start: int) -> SourceReader[Any]:
         """Batches of one source, from its record ``start`` on: Arrow columns, checked
@@ -190,7 +244,7 @@ class _Job:
             options = dataclasses.replace(options, follow=False)
         if self.record_type is None:
             return ValueReader(source, batches=True, force=self.force, start=start, options=options)
-        if self.to in ("parquet", "arrow"):
+        if self.to in ("parquet", "arrow") or self.query is not None:
             from .arrow import BatchReader
 
             return BatchReader(
@@ -219,13 +273,22 @@ class _Job:
             from .arrow import arrow_schema
 
             assert self.record_type is not None
-            output = columns_out(out, self.to, arrow_schema(self.record_type))
+            output = columns_out(
+                out,
+                self.to,
+                arrow_schema(self.record_type) if self.query is None else self.query.schema,
+                compression=self.compression,
+                row_group_size=self.row_group_size,
+            )
+        elif self.query is not None:
+            output = text_out(out, self.to, None, self.allow_nan, arrow=self.query.schema)
         else:
             output = text_out(out, self.to, self.record_type, self.allow_nan)
         written = skipped = read_before = 0
         errors: list[RecordError] = []
         left = self.limit
         passing = self.start  # records still to pass over
+        kept: deque[Any] = deque()  # with last: the batches that may hold the last records
         with output as write:
             for number, source in enumerate(self.sources, 1):
                 if left == 0:
@@ -233,10 +296,18 @@ class _Job:
                 last = number == len(self.sources)
                 with self._batches(source, last, passing) as batches:
                     for batch in batches:
+                        if self.query is not None:
+                            batch = self.query.apply(batch)
                         if left is not None and len(batch) >= left:
                             batch = batch[:left]
-                        write(batch)
-                        written += len(batch)
+                        if self.last is not None:
+                            kept.append(batch)
+                            read_rows = sum(map(len, kept))
+                            while kept and read_rows - len(kept[0]) >= self.last:
+                                read_rows -= len(kept.popleft())
+                        elif len(batch):  # a filter may leave none: no empty row group
+                            write(batch)
+                            written += len(batch)
                         if self.progress is not None:
                             self.progress(written, read_before + batches.source_bytes_read)
                         if left is not None:
@@ -247,7 +318,20 @@ class _Job:
                     read_before += batches.source_bytes_read
                     skipped += batches.skipped
                     errors.extend(batches.errors[: KEPT_ERRORS - len(errors)])
+            if self.last is not None:
+                written = self._write_last(kept, write)
         return Conversion(written, skipped, errors)
+
+    def _write_last(self, kept: deque[Any], write: Callable[[Any], None]) -> int:
+        """Write the last ``last`` records of the batches ``kept``; how many there were."""
+        assert self.last is not None
+        over = sum(map(len, kept)) - self.last
+        if kept and over > 0:
+            kept[0] = kept[0][over:]
+        for batch in kept:
+            if len(batch):
+                write(batch)
+        return sum(map(len, kept))
 
 
 class _TextBatches(SourceReader[list[Any]]):

@@ -33,6 +33,7 @@ import itertools
 import json
 import operator
 import sys
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING, Any, Literal
@@ -48,18 +49,43 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = [
+    "COLUMNAR",
+    "COMPRESSIONS",
+    "DEFAULT_COMPRESSION",
     "FORMATS",
+    "Compression",
     "CsvRows",
     "JsonLines",
     "OutputFormat",
+    "TableRows",
     "columns_out",
+    "cut",
+    "display_width",
     "json_text",
+    "output_settings",
     "text_cell",
     "text_out",
 ]
 
-OutputFormat = Literal["parquet", "arrow", "csv", "jsonl"]
+OutputFormat = Literal["parquet", "arrow", "csv", "jsonl", "table"]
 FORMATS: tuple[OutputFormat, ...] = ("parquet", "arrow", "csv", "jsonl")
+"""The file formats (``convert --to``); ``table`` is for a person to read (``dump``)."""
+COLUMNAR: tuple[OutputFormat, ...] = ("parquet", "arrow", "csv")
+"""The formats whose columns are fixed before the first record: untyped records need a
+record type inferred for them."""
+
+Compression = Literal["zstd", "lz4", "snappy", "gzip", "none"]
+COMPRESSIONS: tuple[Compression, ...] = ("zstd", "lz4", "snappy", "gzip", "none")
+DEFAULT_COMPRESSION: dict[OutputFormat, Compression] = {"parquet": "zstd", "arrow": "none"}
+"""Each columnar format's codec when none is asked for. Parquet: zstd, the smallest output of
+the codecs at about snappy's speed on the reference data (``benchmarks/compression.py``; the
+figures are in doc/RESULTS.md). Arrow IPC: uncompressed, which a reader can map into memory
+and use without a copy, the point of the format; its buffers compress with zstd or lz4 only."""
+_ARROW_COMPRESSIONS: tuple[Compression, ...] = ("zstd", "lz4", "none")
+_IPC_CODECS: dict[Compression | None, Literal["zstd", "lz4"]] = {"zstd": "zstd", "lz4": "lz4"}
+# Arrow's own gzip level is 9: on a million reference records it took about six times as long
+# as zlib's default, 6 (gzip's), for a file 0.3% smaller.
+_PARQUET_LEVELS: dict[Compression | None, int] = {"gzip": 6}
 
 
 def _ext(code: int, data: bytes) -> dict[str, Any]:
@@ -133,30 +159,159 @@ class JsonLines:
         allow_nan: bool = False,
         kinds: dict[Any, tuple[int, ...]] | None = None,
     ) -> None:
-        self._write = out.write
+        self._out = out
         self._names = None if names is None else tuple(names)
         self._allow_nan = allow_nan
         self._kinds = kinds
+        # A row of field values becomes an object as a Struct keyed by the names: made in C
+        # and encoded in C, three times as fast as a dict made for each row.
+        self._row = None
+        if names is not None and kinds is None:
+            fields = [f"f{i}" for i in range(len(names))]
+            self._row = msgspec.defstruct(
+                "Row", [(f, Any) for f in fields], rename=dict(zip(fields, names, strict=True))
+            )
 
     def write(self, rows: Iterable[Any]) -> None:
         """Write each record: a value, or (with ``names``) a tuple of field values."""
-        names = self._names
-        kinds = self._kinds
-        if names is None:
-            batch = list(rows)
-        elif kinds is None:
-            batch = [dict(zip(names, r, strict=True)) for r in rows]
+        if self._row is not None:
+            batch = list(itertools.starmap(self._row, rows))
         else:
-            batch = [{names[p]: r[p] for p in kinds[r[0]]} for r in rows]
+            batch = _objects(rows, self._names, self._kinds)
         if not batch:
             return
         if not self._allow_nan:
             try:
-                self._write(_encoder.encode_lines(batch).decode("utf-8"))
-                return
+                lines = _encoder.encode_lines(batch)
             except _UNWRITABLE:
                 pass  # a key msgspec does not write: record by record, the slow way
-        self._write("".join(json_text(v, allow_nan=self._allow_nan) + "\n" for v in batch))
+            else:
+                self._write_bytes(lines)
+                return
+        self._out.write("".join(json_text(v, allow_nan=self._allow_nan) + "\n" for v in batch))
+
+    def _write_bytes(self, lines: bytes) -> None:
+        """UTF-8 as msgspec made it, to the bytes under a text stream where it has them: not
+        decoded to be encoded again."""
+        buffer = getattr(self._out, "buffer", None)
+        if buffer is None:
+            self._out.write(lines.decode("utf-8"))
+            return
+        self._out.flush()  # what was written as text goes first
+        buffer.write(lines)
+
+
+def _objects(
+    rows: Iterable[Any], names: Sequence[str] | None, kinds: dict[Any, tuple[int, ...]] | None
+) -> list[Any]:
+    """Records as JSON writes them: untyped values as they are, rows of field values (with
+    ``names``) as dicts, each kind's with its own fields (with ``kinds``)."""
+    if names is None:
+        return list(rows)
+    if kinds is None:
+        return [dict(zip(names, r, strict=True)) for r in rows]
+    return [{names[p]: r[p] for p in kinds[r[0]]} for r in rows]
+
+
+class TableRows:
+    """Aligned columns for a person to read: a header line of field names, then a line per
+    record, each cell cut at :attr:`WIDEST` characters with ``…``.
+
+    The columns are every field seen so far, in the order they were first seen (a record
+    without one has an empty cell there); the widths are those of the first batch. A batch
+    that brings a new field (records of another kind, untyped maps with other keys) or needs
+    wider columns begins with a header of its own. An untyped record is a map (its keys the
+    columns), an array (columns ``0``, ``1``, ...) or a value (the column ``value``). A cell
+    is a value's text as CSV writes it (JSON text for lists and maps), a string's control
+    characters escaped, ``None`` an empty cell; numbers are aligned right, and wide (East
+    Asian) characters count two columns.
+    """
+
+    WIDEST = 40
+
+    def __init__(
+        self,
+        out: IO[str],
+        names: Sequence[str] | None = None,
+        *,
+        kinds: dict[Any, tuple[int, ...]] | None = None,
+    ) -> None:
+        self._write = out.write
+        self._names = None if names is None else tuple(names)
+        self._kinds = kinds
+        self._columns: dict[str, int] = {}  # name -> width
+
+    def write(self, rows: Iterable[Any]) -> None:
+        """Write each record: a value, or (with ``names``) a tuple of field values."""
+        records = [_columned(r) for r in _objects(rows, self._names, self._kinds)]
+        if not records:
+            return
+        columns = dict(self._columns)
+        for record in records:
+            for name in record:
+                columns.setdefault(name, 0)
+        missing = ("", False)
+        cells = [[_table_cell(r[c]) if c in r else missing for c in columns] for r in records]
+        widths = [
+            min(
+                max([display_width(name), *(display_width(row[i][0]) for row in cells)]),
+                self.WIDEST,
+            )
+            for i, name in enumerate(columns)
+        ]
+        lines = []
+        if any(w > columns[name] for name, w in zip(columns, widths, strict=True)):
+            self._columns = dict(zip(columns, map(max, widths, columns.values()), strict=True))
+            lines.append(self._line([(cut(name), False) for name in columns]))
+            lines.append(self._line([("-" * w, False) for w in self._columns.values()]))
+        lines.extend(self._line(row) for row in cells)
+        self._write("".join(lines))
+
+    def _line(self, cells: Sequence[tuple[str, bool]]) -> str:
+        padded = []
+        for (text, number), width in zip(cells, self._columns.values(), strict=True):
+            pad = " " * (width - display_width(text))
+            padded.append(pad + text if number else text + pad)
+        return "  ".join(padded).rstrip() + "\n"
+
+
+def _columned(record: Any) -> dict[str, Any]:
+    if isinstance(record, dict):
+        return {_key(k): v for k, v in record.items()}
+    if isinstance(record, (list, tuple)):
+        return {str(i): v for i, v in enumerate(record)}
+    return {"value": record}
+
+
+def _table_cell(value: Any) -> tuple[str, bool]:
+    """A value's text in a table, cut to :attr:`TableRows.WIDEST`, and whether it is a number."""
+    if isinstance(value, bool):
+        return ("true" if value else "false"), False
+    if isinstance(value, (int, float)):
+        return cut(repr(value)), True
+    cell = text_cell(value)
+    text = "" if cell is None else str(cell)
+    if not text.isprintable():
+        text = json_text(text)[1:-1]  # a line break or a tab would break the table
+    return cut(text), False
+
+
+def display_width(text: str) -> int:
+    """Columns ``text`` takes on a terminal: two for a wide (East Asian) character."""
+    if text.isascii():
+        return len(text)
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def cut(text: str, width: int | None = None) -> str:
+    """``text`` cut to ``width`` columns (default :attr:`TableRows.WIDEST`), with ``…``
+    where it was cut."""
+    width = TableRows.WIDEST if width is None else width
+    if display_width(text) <= width:
+        return text
+    while display_width(text) > width - 1:
+        text = text[: -max(1, (display_width(text) - width + 1) // 2)]
+    return text + "…"
 
 
 def text_cell(value: Any) -> Any:
@@ -214,21 +369,27 @@ class CsvRows:
 
 @contextmanager
 def text_out(
-    out: Any, to: OutputFormat, record_type: Any, allow_nan: bool
+    out: Any, to: OutputFormat, record_type: Any, allow_nan: bool, arrow: pa.Schema | None = None
 ) -> Iterator[Callable[[Any], None]]:
-    """Write batches of records (tuples of field values, or untyped values) as text, each
-    batch flushed: a batch is a read's records, and a reader of the output (a pipe, a
-    terminal) sees them as they are read, not when a buffer fills."""
+    """Write batches of records (tuples of field values, or untyped values; or, given their
+    ``arrow`` schema, Arrow batches) as text, each batch flushed: a batch is a read's
+    records, and a reader of the output (a pipe, a terminal) sees them as they are read, not
+    when a buffer fills."""
     text = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=True)
     write: Callable[[Any], None]
     try:
-        if record_type is None:
-            write = JsonLines(text, allow_nan=allow_nan).write
+        if arrow is not None:
+            write = _arrow_rows(text, to, arrow, allow_nan)
+        elif record_type is None:
+            untyped = TableRows(text) if to == "table" else JsonLines(text, allow_nan=allow_nan)
+            write = untyped.write
         else:
             columns = columns_of(record_type)
             if to == "jsonl":
                 kinds = columns.own_columns()
                 write = JsonLines(text, columns.names, allow_nan=allow_nan, kinds=kinds).write
+            elif to == "table":
+                write = TableRows(text, columns.names, kinds=columns.own_columns()).write
             else:
                 write = _cells(columns, CsvRows(text, columns.names, columns.text_fields()).write)
 
@@ -240,6 +401,31 @@ def text_out(
         text.flush()
     finally:
         text.detach()  # the stream is the caller's to close
+
+
+def _arrow_rows(
+    text: IO[str], to: OutputFormat, schema: pa.Schema, allow_nan: bool
+) -> Callable[[pa.RecordBatch], None]:
+    """``write`` of Arrow batches as JSON Lines or CSV: each row's values as Python has them
+    (a map a dict, a timestamp a ``datetime``), rendered as a typed record's are."""
+    if to != "csv":
+        lines = JsonLines(text, allow_nan=allow_nan) if to == "jsonl" else TableRows(text)
+
+        def write_lines(batch: pa.RecordBatch) -> None:
+            lines.write(batch.to_pylist(maps_as_pydicts="strict"))
+
+        return write_lines
+    names = schema.names
+    rows = CsvRows(text, names, [i for i, f in enumerate(schema) if f.type in _ARROW_TEXT])
+
+    def write_rows(batch: pa.RecordBatch) -> None:
+        columns = batch.to_pydict(maps_as_pydicts="strict")
+        rows.write([[text_cell(v) for v in row] for row in zip(*columns.values(), strict=True)])
+
+    return write_rows
+
+
+_ARROW_TEXT = ("string", "large_string", "string_view")
 
 
 def _cells(columns: Columns, write: Callable[[Any], None]) -> Callable[[Any], None]:
@@ -260,19 +446,124 @@ def _cells(columns: Columns, write: Callable[[Any], None]) -> Callable[[Any], No
     return write_cells
 
 
+def output_settings(
+    to: OutputFormat, compression: Compression | None, row_group_size: int | None
+) -> Compression | None:
+    """Check the output options for the format ``to``; the codec it will be written with
+    (``None`` for a text format).
+
+    ``compression`` (one of :data:`COMPRESSIONS`; ``None``: the format's
+    :data:`DEFAULT_COMPRESSION`) applies to Parquet, and to Arrow IPC as zstd, lz4 or none:
+    its buffers have no snappy or gzip. ``row_group_size`` (a positive int) applies to Parquet
+    alone. Raises ``ValueError`` for a value that is not one, or that the format does not take:
+    an option that would do nothing is refused rather than ignored."""
+    if compression is not None:
+        if compression not in COMPRESSIONS:
+            raise ValueError(
+                f"compression must be one of {', '.join(COMPRESSIONS)}; got {compression!r}"
+            )
+        if to not in DEFAULT_COMPRESSION:
+            raise ValueError(f"compression applies to parquet and arrow, not {to}")
+        if to == "arrow" and compression not in _ARROW_COMPRESSIONS:
+            raise ValueError(
+                f"arrow compresses with {', '.join(_ARROW_COMPRESSIONS)} only, not {compression}"
+            )
+    if row_group_size is not None:
+        if (
+            isinstance(row_group_size, bool)
+            or not isinstance(row_group_size, int)
+            or row_group_size <= 0
+        ):
+            raise ValueError(f"row_group_size must be a positive int, got {row_group_size!r}")
+        if to != "parquet":
+            raise ValueError(f"row_group_size applies to parquet only, not {to}")
+    if to not in DEFAULT_COMPRESSION:
+        return None
+    return DEFAULT_COMPRESSION[to] if compression is None else compression
+
+
 @contextmanager
-def columns_out(out: Any, to: OutputFormat, schema: pa.Schema) -> Iterator[Callable[[Any], None]]:
-    """Write Arrow batches as Parquet (a row group each) or as an Arrow IPC file."""
+def columns_out(
+    out: Any,
+    to: OutputFormat,
+    schema: pa.Schema,
+    *,
+    compression: Compression | None = None,
+    row_group_size: int | None = None,
+) -> Iterator[Callable[[Any], None]]:
+    """Write Arrow batches as Parquet or as an Arrow IPC file, compressed with ``compression``
+    (checked, and defaulted, as :func:`output_settings` says).
+
+    Parquet has a row group per batch, or, with ``row_group_size``, exactly that many records
+    in each row group but the last, however the batches were cut: the file is then the same
+    whatever batches the reader made. Records wait for their row group to fill; whatever ends
+    the writing early, those already given are written before the file is closed."""
+    codec = output_settings(to, compression, row_group_size)
     sink: Any = out  # any binary file object: pyarrow wraps it
+    write: Callable[[Any], None]
+    groups: _RowGroups | None = None
     if to == "parquet":
         import pyarrow.parquet as pq
 
-        writer: Any = pq.ParquetWriter(sink, schema)
+        assert codec is not None
+        level = _PARQUET_LEVELS.get(codec)
+        writer: Any = pq.ParquetWriter(sink, schema, compression=codec, compression_level=level)
+        write = writer.write_batch
+        if row_group_size is not None:
+            groups = _RowGroups(writer, schema, row_group_size)
+            write = groups.write
     else:
         import pyarrow as pa
 
-        writer = pa.ipc.new_file(sink, schema)
+        options = pa.ipc.IpcWriteOptions(compression=_IPC_CODECS.get(codec))
+        writer = pa.ipc.new_file(sink, schema, options=options)
+        write = writer.write_batch
     try:
-        yield writer.write_batch
+        yield write
     finally:
-        writer.close()
+        try:
+            if groups is not None:
+                groups.finish()
+        finally:
+            writer.close()
+
+
+class _RowGroups:
+    """Batches written as Parquet row groups of ``size`` records, the last one short.
+
+    Batches are kept until ``size`` records are there, then every whole row group among them
+    is written at once and the rest kept: pyarrow cuts row groups within one call only, and a
+    reader's batches end where its reads (or, with ``workers``, its byte ranges) end. Nothing
+    is copied: a table of the kept batches is sliced."""
+
+    def __init__(self, writer: Any, schema: pa.Schema, size: int) -> None:
+        self._writer = writer
+        self._schema = schema
+        self._size = size
+        self._kept: list[pa.RecordBatch] = []
+        self._rows = 0
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        if not batch.num_rows:
+            return
+        self._kept.append(batch)
+        self._rows += batch.num_rows
+        if self._rows < self._size:
+            return
+        import pyarrow as pa
+
+        table = pa.Table.from_batches(self._kept, schema=self._schema)
+        whole = self._rows - self._rows % self._size
+        rest = table.slice(whole)
+        self._kept, self._rows = rest.to_batches(), rest.num_rows
+        self._writer.write_table(table.slice(0, whole), row_group_size=self._size)
+
+    def finish(self) -> None:
+        """Write the records kept, the last row group."""
+        if not self._rows:
+            return
+        import pyarrow as pa
+
+        table = pa.Table.from_batches(self._kept, schema=self._schema)
+        self._kept, self._rows = [], 0
+        self._writer.write_table(table, row_group_size=self._size)

@@ -7,11 +7,9 @@ import gzip
 import io
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from msgpack_reader_py import parallel, ranges
 from msgpack_reader_py.cli import main
 from msgpack_reader_py.generator import get_iter, pack_items
 from tests.helpers import error_line, fake_stdin, item_values, packed
@@ -21,20 +19,8 @@ DATA = pack_items(ITEMS)
 ITEM = ["--type", "item"]
 
 
-@pytest.fixture(autouse=True)
-def splits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """How many ranges each read in worker processes had: ranges of a few KiB (not the
-    mebibyte at the least a real file gets), so that these small files are split."""
-    monkeypatch.setattr(ranges, "_MIN_BLOCKSIZE", 4096)
-    seen: list[int] = []
-    spread = parallel._parallel
-
-    def spy(ranges: list[Any], *arguments: Any) -> Any:
-        seen.append(len(ranges))
-        return spread(ranges, *arguments)
-
-    monkeypatch.setattr(parallel, "_parallel", spy)
-    return seen
+# Every test here reads small files split in ranges of a few KiB (conftest's splits).
+pytestmark = pytest.mark.usefixtures("splits")
 
 
 @pytest.fixture

@@ -18,9 +18,18 @@ from ..atomic import replacing
 from ..convert import convert
 from ..errors import ReaderError, RecordError
 from ..infer import DEFAULT_SAMPLE, InferenceError
+from ..query import QueryError, parse_select
 from ..seek import count_records
 from ..sources import Source
-from ..writers import FORMATS, OutputFormat
+from ..writers import (
+    COLUMNAR,
+    COMPRESSIONS,
+    DEFAULT_COMPRESSION,
+    FORMATS,
+    OutputFormat,
+    TableRows,
+    output_settings,
+)
 from ._common import (
     GIVE_A_TYPE,
     STDIO,
@@ -35,6 +44,7 @@ from ._common import (
     non_negative_int,
     output_options,
     phrased,
+    positive_int,
     progress_of,
     progress_option,
     read_options,
@@ -51,23 +61,19 @@ def add(commands: Any) -> None:
     dump = command(
         commands,
         "dump",
-        "write the records as JSON Lines or CSV",
+        "write the records as JSON Lines, CSV or a table",
         "Write the records of each SOURCE, in turn, to stdout: JSON Lines (one value per "
-        "record; a typed record is an object keyed by field name) or CSV (a header row, then "
-        "one row per record). Any stream dumps: with the default --type any, each record is "
+        "record; a typed record is an object keyed by field name), CSV (a header row, then "
+        "one row per record) or a table to read (aligned columns, long cells cut; the "
+        "default on a terminal). Any stream dumps: with the default --type any, each record is "
         "written as it is. With a record type every field is checked first; on bad data, "
         "every record before it has been written when the error line appears. This is "
         "convert to stdout, with --limit.",
     )
     reader_options(dump, "any")
-    dump.add_argument(
-        "--format",
-        choices=("jsonl", "csv"),
-        default="jsonl",
-        help="the output format; CSV needs columns: untyped, they are inferred from every "
-        "record as convert does (default: %(default)s)",
-    )
+    format_option(dump)
     output_options(dump)
+    query_options(dump)
     dump.add_argument(
         "--limit",
         type=non_negative_int,
@@ -114,13 +120,9 @@ def add(commands: Any) -> None:
             metavar="N",
             help="how many records (default: %(default)s)",
         )
-        end.add_argument(
-            "--format",
-            choices=("jsonl", "csv"),
-            default="jsonl",
-            help="the output format, as dump takes it (default: %(default)s)",
-        )
+        format_option(end)
         output_options(end)
+        query_options(end)
         end.set_defaults(run=_run_head if which == "first" else _run_tail)
 
     conv = command(
@@ -146,22 +148,87 @@ def add(commands: Any) -> None:
         help="the file to write, or - for stdout (required)",
     )
     output_options(conv)
+    query_options(conv)
+    conv.add_argument(
+        "--compression",
+        choices=COMPRESSIONS,
+        default=None,
+        help="the codec, for parquet and arrow only: parquet takes any (default: "
+        f"{DEFAULT_COMPRESSION['parquet']}, the smallest file at about the speed of snappy on "
+        "the reference data, as measured in doc/RESULTS.md); arrow takes zstd, lz4 or none "
+        f"(default: {DEFAULT_COMPRESSION['arrow']}, a file that can be mapped into memory)",
+    )
+    conv.add_argument(
+        "--row-group-size",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="parquet only: N records in each row group but the last, cut at the same records "
+        "with any --jobs; a row group's records are held in memory until it is written "
+        "(default: a row group per batch of up to 65536 records)",
+    )
     jobs_option(conv)
     progress_option(conv, "bytes read, records and records per second")
     conv.set_defaults(run=_run_convert)
 
 
+def format_option(command: argparse.ArgumentParser) -> None:
+    """``--format`` of the commands that write to stdout."""
+    command.add_argument(
+        "--format",
+        choices=("jsonl", "csv", "table"),
+        default=None,
+        help="the output format: jsonl; csv, which needs columns (untyped, they are inferred "
+        "from every record as convert does); table, aligned columns for a person to read "
+        f"(cells cut at {TableRows.WIDEST} characters, a header again where the columns "
+        "change) (default: table on a terminal, jsonl when piped or redirected)",
+    )
+
+
+def _format(args: argparse.Namespace) -> OutputFormat:
+    """The --format asked for, or the one for where stdout goes."""
+    if args.format is not None:
+        chosen: OutputFormat = args.format
+        return chosen
+    return "table" if sys.stdout.isatty() else "jsonl"
+
+
+def query_options(command: argparse.ArgumentParser) -> None:
+    """``--select`` and ``--where`` (:mod:`..query`)."""
+    command.add_argument(
+        "--select",
+        default=None,
+        metavar="PATHS",
+        help="write only these fields, in this order: names separated by commas, a dot "
+        "stepping into a nested record (id,inner.level makes columns id and inner.level); "
+        "needs the 'duckdb' extra (default: every field)",
+    )
+    command.add_argument(
+        "--where",
+        default=None,
+        metavar="EXPR",
+        help="write only the records for which the SQL expression EXPR is true, as DuckDB "
+        "evaluates it (\"value > 100 and level = 'warn'\", \"path like '/srv/%%'\", "
+        "inner.level in (1, 2)); untyped records get their columns inferred first, as for "
+        "csv; needs the 'duckdb' extra (default: every record)",
+    )
+
+
 def _run_dump(args: argparse.Namespace) -> int:
-    _convert(args, args.format, STDIO, args.limit, start=args.skip)
+    _convert(args, _format(args), STDIO, args.limit, start=args.skip)
     return 0
 
 
 def _run_head(args: argparse.Namespace) -> int:
-    _convert(args, args.format, STDIO, args.lines)
+    _convert(args, _format(args), STDIO, args.lines)
     return 0
 
 
 def _run_tail(args: argparse.Namespace) -> int:
+    if args.where is not None:
+        # Which records match is known only by reading them: one pass, keeping the last N.
+        _convert(args, _format(args), STDIO, None, last=args.lines)
+        return 0
     with contextlib.ExitStack() as stack:
         sources: list[tuple[str, Source]] = []
         for name, target in sources_of(args.sources):
@@ -180,11 +247,14 @@ def _run_tail(args: argparse.Namespace) -> int:
                 total += count_records(target, force=args.force, options=options)
             if hasattr(target, "seek"):
                 target.seek(0)
-        _convert(args, args.format, STDIO, None, start=max(total - args.lines, 0), sources=sources)
+        _convert(
+            args, _format(args), STDIO, None, start=max(total - args.lines, 0), sources=sources
+        )
     return 0
 
 
 def _run_convert(args: argparse.Namespace) -> int:
+    _check_output(args)
     result = _convert(args, args.to, args.output, None)
     if args.output != STDIO:
         print(f"Wrote {result} records to {args.output} ({args.to})")
@@ -198,6 +268,7 @@ def _convert(
     limit: int | None,
     *,
     start: int = 0,
+    last: int | None = None,
     sources: list[tuple[str, Source]] | None = None,
 ) -> int:
     """Convert every SOURCE (or ``sources``) from record ``start`` on into ``output`` (``-``:
@@ -217,7 +288,8 @@ def _convert(
         _check_columns(typed.name, typed.record_type, to)
 
     def hint(exc: ReaderError) -> str:
-        if typed.record_type is None and to != "jsonl" and isinstance(exc, RecordError):
+        inferred = to in COLUMNAR or args.select is not None or args.where is not None
+        if typed.record_type is None and inferred and isinstance(exc, RecordError):
             if args.infer_from is not None:
                 which = f"the first {args.infer_from} records"
             elif STDIO in args.sources:
@@ -248,6 +320,11 @@ def _convert(
                     force=args.force,
                     start=start,
                     workers=workers,
+                    select=None if args.select is None else parse_select(args.select),
+                    where=args.where,
+                    last=last,
+                    compression=getattr(args, "compression", None),
+                    row_group_size=getattr(args, "row_group_size", None),
                     options=read_options(args),
                 )
                 # Inside the block: a run that found no record leaves no output file behind.
@@ -257,10 +334,25 @@ def _convert(
                 if to_stdout:
                     flush_stdout()
         except MissingExtraError as exc:
-            raise Failure(f"--to {to}: {exc}") from exc
+            flag = "--where/--select" if exc.name == "duckdb" else f"--to {to}"
+            raise Failure(f"{flag}: {exc}") from exc
+        except QueryError as exc:
+            raise UsageFailure(f"--{exc}") from None
         except InferenceError as exc:
             raise Failure(f"{label}: cannot infer columns for {to}: {exc}; {GIVE_A_TYPE}") from exc
     return result.records
+
+
+def _check_output(args: argparse.Namespace) -> None:
+    """Refuse an output option that does nothing for ``--to``, as a usage error."""
+    if args.row_group_size is not None and args.to != "parquet":
+        raise UsageFailure(f"--row-group-size applies to --to parquet only, not --to {args.to}")
+    if args.compression is not None and args.to not in DEFAULT_COMPRESSION:
+        raise UsageFailure(f"--compression applies to --to parquet and arrow, not --to {args.to}")
+    try:
+        output_settings(args.to, args.compression, args.row_group_size)
+    except ValueError as exc:
+        raise UsageFailure(f"--compression {args.compression}: {exc}") from None
 
 
 def _check_columns(name: str, record_type: Any, to: OutputFormat) -> None:

@@ -10,7 +10,7 @@ from itertools import islice
 from typing import Any
 
 from ..stats import DEFAULT_TOP, FieldStats, FieldSummary
-from ..writers import json_text
+from ..writers import cut, display_width, json_text
 from ._common import (
     Skips,
     command,
@@ -110,13 +110,18 @@ def table(summaries: Sequence[FieldSummary], records: int, *, top: int) -> str:
         return lines[0]
     header = HEADER + (("top values",) if top else ())
     rows = [
-        [cut(cell, WIDTHS.get(name)) for name, cell in zip(header, cells(s), strict=False)]
+        [
+            cell if name not in WIDTHS else cut(cell, WIDTHS[name])
+            for name, cell in zip(header, cells(s), strict=False)
+        ]
         for s in summaries
     ]
-    widths = [max([len(name), *(len(row[i]) for row in rows)]) for i, name in enumerate(header)]
+    widths = [
+        max([len(name), *(display_width(row[i]) for row in rows)]) for i, name in enumerate(header)
+    ]
     for row in [list(header), ["-" * width for width in widths], *rows]:
         line = "  ".join(
-            cell.rjust(width) if name in NUMERIC else cell.ljust(width)
+            _padded(cell, width, right=name in NUMERIC)
             for name, cell, width in zip(header, row, widths, strict=True)
         )
         lines.append(line.rstrip())
@@ -163,8 +168,6 @@ def text(value: Any) -> str:
     return "" if value is None else json_text(value)
 
 
-def cut(cell: str, width: int | None) -> str:
-    """``cell``, cut to ``width`` characters, an ellipsis saying so."""
-    if width is None or len(cell) <= width:
-        return cell
-    return cell[: width - 1] + "…"
+def _padded(cell: str, width: int, *, right: bool) -> str:
+    pad = " " * (width - display_width(cell))
+    return pad + cell if right else cell + pad
