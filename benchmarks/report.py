@@ -5,7 +5,8 @@
 Inputs: ``doc/benchmark.result.json`` (pyperf, from ``streaming_reader_bench.py``),
 ``doc/big_file.result.json`` (``big_file.py``), ``doc/tried.result.json`` (``tried.py``) and
 ``doc/scale_out.result.json`` (``scale_out.py``), ``doc/compression.result.json`` (pyperf, from
-``compression.py``).
+``compression.py``), ``doc/output_cost.result.json`` (``output_cost.py``; its section and
+``doc/output_cost.png`` appear only when it exists).
 Outputs: ``doc/RESULTS.md``, ``doc/throughput_by_size.png``, ``doc/reference_benchmark.png``,
 and the results block of ``README.md`` (between its ``results`` markers).
 """
@@ -424,6 +425,133 @@ def output_table(output: dict[str, Row]) -> list[str]:
     return lines
 
 
+OUTPUT_COST = {  # benchmarks/output_cost.py: command -> how RESULTS.md names it
+    "cat": "`cat FILE`: the I/O floor",
+    "read": "`read --type item` (the baseline: Items, checked, counted)",
+    "dump_items": "`dump --type item` (JSON Lines)",
+    "dump_items_csv": "`dump --type item --format csv`",
+    "dump_untyped": "`dump` (untyped, JSON Lines)",
+    "convert_parquet_items": "`convert --type item --to parquet`",
+    "convert_arrow_items": "`convert --type item --to arrow`",
+}
+OUTPUT_COST_DESTINATIONS = {
+    "devnull": "`> /dev/null`",
+    "pipe": "`\\| cat > /dev/null`",  # a table cell: the pipe escaped
+    "file": "to a file",
+}
+
+
+def _seconds(seconds: float) -> str:
+    return f"{seconds:.1f} s" if seconds >= 1 else f"{seconds * 1e3:.0f} ms"
+
+
+def output_cost_table(cost: dict[str, Any]) -> list[str]:
+    """One row per command, one column per destination: median time and median ratio to the
+    ``read`` of the same round; each target judged on its /dev/null figure."""
+    header = " | ".join(OUTPUT_COST_DESTINATIONS.values())
+    lines = [
+        f"| command | {header} | written to the file | target (on /dev/null) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, what in OUTPUT_COST.items():
+        measured = cost["measurements"].get(name)
+        if measured is None:
+            continue
+        cells = []
+        for destination in OUTPUT_COST_DESTINATIONS:
+            at = measured.get(destination)
+            cells.append(
+                "-"
+                if at is None
+                else f"{_seconds(at['median_seconds'])}, {at['ratio_to_read']:.2f}x read"
+            )
+        written = measured.get("file", {}).get("output_bytes")
+        size = "-" if written is None else _bytes_of(written, cost["file_bytes"])
+        target = cost["targets"].get(name)
+        verdict = "-"
+        if target is not None:
+            verdict = f"at most {target['at_most']}x: {'met' if target['met'] else 'not met'}"
+        lines.append(f"| {what} | {' | '.join(cells)} | {size} | {verdict} |")
+    return lines
+
+
+def _bytes_of(size: int, of: int) -> str:
+    return f"{size / 1e6:,.0f} MB ({size / of:.2f}x the input)"
+
+
+def output_cost_verdict(cost: dict[str, Any]) -> str:
+    """The targets this run met and missed, from its figures."""
+    parts = []
+    for name, target in cost["targets"].items():
+        verdict = "met" if target["met"] else "not met"
+        parts.append(
+            f"`{shown_name(name)}` {target['ratio']:.2f}x (at most {target['at_most']}x, {verdict})"
+        )
+    met = sum(target["met"] for target in cost["targets"].values())
+    return (
+        f"Targets, each judged on the median ratio to `read` with output to `/dev/null`: "
+        f"{met} of {len(cost['targets'])} met: {'; '.join(parts)}."
+    )
+
+
+def shown_name(name: str) -> str:
+    """A command of ``OUTPUT_COST`` without its note: ``dump --type item``."""
+    return OUTPUT_COST[name].split("`")[1]
+
+
+def plot_output_cost(cost: dict[str, Any], path: Path) -> None:
+    """Grouped bars: each workload's ratio to ``read`` per destination, a dashed line at each
+    target, and the I/O floor."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    measurements = cost["measurements"]
+    names = [n for n in OUTPUT_COST if n in measurements and n not in ("cat", "read")]
+    destinations = list(OUTPUT_COST_DESTINATIONS)
+    width = 0.8 / len(destinations)
+    figure, axes = plt.subplots(figsize=(8, 5))
+    for index, destination in enumerate(destinations):
+        offsets = [p - 0.4 + width * (index + 0.5) for p in range(len(names))]
+        ratios = [measurements[n][destination]["ratio_to_read"] for n in names]
+        bars = axes.bar(
+            offsets,
+            ratios,
+            width,
+            label=OUTPUT_COST_DESTINATIONS[destination].strip("`").replace("\\|", "|"),
+        )
+        axes.bar_label(bars, labels=[f"{r:.2f}" for r in ratios], fontsize=7, padding=2)
+    label = "target, judged on /dev/null"
+    for position, name in enumerate(names):
+        target = cost["targets"].get(name)
+        if target is not None:
+            axes.hlines(
+                target["at_most"],
+                position - 0.45,
+                position + 0.45,
+                colors="black",
+                linestyles="dashed",
+                linewidth=1.2,
+                zorder=3,
+                label=label,
+            )
+            label = "_nolegend_"  # one legend entry for every target line
+    axes.axhline(1.0, color="grey", linewidth=0.8)
+    floor = measurements["cat"]["devnull"]["ratio_to_read"]
+    axes.axhline(floor, color="grey", linewidth=0.8, linestyle="dotted", label="cat (I/O floor)")
+    labels = [shown_name(n).replace(" --", "\n--") for n in names]
+    axes.set_xticks(list(range(len(names))), labels, fontsize=8)
+    axes.set_ylabel("median time / read's, same round\n(1.0 = read; lower is faster)")
+    axes.set_title(
+        f"What writing costs: {cost['file_bytes'] / (1 << 30):.2f} GiB, {cost['records']:,} records"
+    )
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
 COMPRESSION_BASELINE = "snappy"
 """The codec the others are compared with: pyarrow's default, and what convert wrote before."""
 
@@ -650,6 +778,7 @@ def write(
     output: dict[str, Row] | None = None,
     one: dict[str, Any] | None = None,
     compression: tuple[dict[str, Row], dict[str, int]] | None = None,
+    output_cost: dict[str, Any] | None = None,
 ) -> None:
     sizes = sorted(int(name.split("/")[1]) for name in rows if name.startswith("message_size/"))
     plot_sizes(rows, sizes, out / "throughput_by_size.png")
@@ -660,7 +789,8 @@ def write(
         "",
         "_Generated by `benchmarks/report.py` from `doc/benchmark.result.json`, "
         "`doc/big_file.result.json`, `doc/tried.result.json`, `doc/scale_out.result.json`, "
-        "`doc/output.result.json`, `doc/one_file.result.json` and `doc/compression.result.json`. "
+        "`doc/output.result.json`, `doc/one_file.result.json`, `doc/compression.result.json` and, "
+        "where it exists, `doc/output_cost.result.json`. "
         "Do not edit by hand._",
         "",
         "Caveats first. These machines have 2 cores and are shared: absolute times move by 20% "
@@ -831,6 +961,34 @@ def write(
             *output_table(output),
             "",
         ]
+    if output_cost is not None:
+        plot_output_cost(output_cost, out / "output_cost.png")
+        cost = output_cost
+        lines += [
+            "## What writing costs",
+            "",
+            f"A file of {cost['file_bytes'] / (1 << 30):.2f} GiB ({cost['records']:,} Items, "
+            "page cache warm), each command run as a user runs it, in a process of its own "
+            "(start-up included), to three destinations: `/dev/null` (the writing alone), a "
+            "pipe into `cat` (a consumer: each write waits for room in the pipe) and a file "
+            f"on disk ({cost['output_filesystem']}; `convert -o OUT`, the atomic path, for "
+            "convert), against `read --type item` of the same file and `cat` (the I/O floor). "
+            f"Every command and destination ran once a round, `read` first, {cost['repeat']} "
+            "rounds; each cell is the median time and the median of the per-round ratios to "
+            "that round's `read`. Every exit status was checked, and each file written was "
+            "counted back to the records of the input. Python "
+            f"{cost['python']}, {cost['cpu_count']} logical CPUs; made by "
+            "`benchmarks/output_cost.py`, results in `doc/output_cost.result.json`. The "
+            "in-memory figures above (`benchmarks/output.py`) are the work alone; these are "
+            "the whole command.",
+            "",
+            *output_cost_table(cost),
+            "",
+            output_cost_verdict(cost),
+            "",
+            "![What writing costs](output_cost.png)",
+            "",
+        ]
     if compression is not None:
         codec_rows, codec_sizes = compression
         reference = codec_rows["read/msgpack"]
@@ -882,6 +1040,7 @@ def write(
         "poetry run python benchmarks/output.py -o output.result.json",
         "poetry run python -m benchmarks.one_file -o one_file.result.json",
         "poetry run python benchmarks/compression.py -o compression.result.json",
+        "poetry run python -m benchmarks.output_cost --size-gib 1 -o output_cost.result.json",
         "python -m pyperf compare_to doc/benchmark.result.json benchmark.result.json --table",
         "```",
         "",
@@ -983,7 +1142,9 @@ def main(argv: list[str] | None = None) -> int:
     one = json.loads(one_path.read_text()) if one_path.exists() else None
     compression_path = args.doc / "compression.result.json"
     compression = load_compression(compression_path) if compression_path.exists() else None
-    write(rows, metadata, big, tried, args.doc, scale, output, one, compression)
+    cost_path = args.doc / "output_cost.result.json"
+    cost = json.loads(cost_path.read_text()) if cost_path.exists() else None
+    write(rows, metadata, big, tried, args.doc, scale, output, one, compression, cost)
     if args.readme is not None:
         update_readme(rows, metadata, args.readme, scale)
     return 0

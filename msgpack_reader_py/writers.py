@@ -33,6 +33,7 @@ import itertools
 import json
 import operator
 import sys
+import threading
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -331,20 +332,38 @@ class CsvRows:
     (``"\n"`` here), so a value with a lone ``"\r"`` would end the row early for every CSV
     reader; there, such rows are written fully quoted. Checking costs a few C-level passes over
     each 4096 rows.
+
+    Rows are made in memory and written a batch at a time: the csv module writes each row
+    with a call of its own, which a file object made in Python (a text stream over the
+    output) makes the better part of the cost.
     """
 
     _CHECKED = 4096
 
     def __init__(self, out: IO[str], names: Sequence[str], text_fields: Sequence[int] = ()) -> None:
-        self._writer = csv.writer(out, lineterminator="\n")
-        self._quote_all = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
+        self._out = out
+        self._rows = io.StringIO()
+        self._writer = csv.writer(self._rows, lineterminator="\n")
+        self._quote_all = csv.writer(self._rows, lineterminator="\n", quoting=csv.QUOTE_ALL)
         self._text = [operator.itemgetter(i) for i in text_fields]
         if sys.version_info >= (3, 13):
             self._text = []
         self._writer.writerow(names)
+        self._flush()
 
     def write(self, rows: Iterable[Sequence[Any]]) -> None:
         """Write each row of field values, in field order."""
+        try:
+            self._write(rows)
+        finally:  # the rows before a failing one are written, as writerows would
+            self._flush()
+
+    def _flush(self) -> None:
+        self._out.write(self._rows.getvalue())
+        self._rows.seek(0)
+        self._rows.truncate()
+
+    def _write(self, rows: Iterable[Sequence[Any]]) -> None:
         if not self._text:
             self._writer.writerows(rows)
             return
@@ -498,8 +517,13 @@ def columns_out(
     in each row group but the last, however the batches were cut: the file is then the same
     whatever batches the reader made. Records wait for their row group to fill; whatever ends
     the writing early, those already given are written before the file is closed."""
+    import pyarrow as pa
+
     codec = output_settings(to, compression, row_group_size)
-    sink: Any = out  # any binary file object: pyarrow wraps it
+    # pyarrow takes Python's lock for each write to a Python file object, which would stop
+    # the reader while the writer's thread writes (see _Behind): it writes in large pieces.
+    kept = _Kept(out)
+    sink = pa.BufferedOutputStream(pa.PythonFile(kept, mode="w"), buffer_size=_SINK_BUFFER)
     write: Callable[[Any], None]
     groups: _RowGroups | None = None
     if to == "parquet":
@@ -513,19 +537,103 @@ def columns_out(
             groups = _RowGroups(writer, schema, row_group_size)
             write = groups.write
     else:
-        import pyarrow as pa
-
         options = pa.ipc.IpcWriteOptions(compression=_IPC_CODECS.get(codec))
         writer = pa.ipc.new_file(sink, schema, options=options)
         write = writer.write_batch
+    behind = _Behind(write)
     try:
-        yield write
+        yield behind.write
     finally:
         try:
+            behind.finish()
             if groups is not None:
                 groups.finish()
         finally:
             writer.close()
+            sink.detach()  # what is buffered is written; the stream stays the caller's
+            kept.raise_failure()
+
+
+_SINK_BUFFER = 4 << 20
+
+
+class _Kept(io.RawIOBase):
+    """The output as pyarrow writes to it, its first failure kept to be raised as it was.
+
+    Raised inside pyarrow, an ``OSError`` (a full disk, a closed pipe) would come back as
+    pyarrow's own error with a traceback in its message, and pyarrow would try the write
+    again as it cleans up, printing the failure on stderr; kept, it is raised as it was, by
+    :meth:`raise_failure`, and the writes after it are dropped (the output is broken)."""
+
+    def __init__(self, out: Any) -> None:
+        super().__init__()
+        self._out = out
+        self._failure: BaseException | None = None
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        if self._failure is None:
+            try:
+                self._out.write(data)
+            except BaseException as exc:  # noqa: BLE001 - raised again by raise_failure
+                self._failure = exc
+        return len(data)
+
+    def flush(self) -> None:
+        """Nothing: the output is the caller's to flush."""
+
+    def raise_failure(self) -> None:
+        if self._failure is not None:
+            raise self._failure
+
+
+class _Behind:
+    """``write`` called on a thread of its own, a batch or two behind the caller.
+
+    pyarrow encodes and compresses a batch without Python's lock, so the reader decodes the
+    next batch meanwhile, on another core: a conversion to Parquet takes about the longer of
+    the two instead of their sum. Batches are written in order, by one thread; an error there
+    is raised to the caller at its next batch, or at :meth:`finish`."""
+
+    _AHEAD = 2  # batches waiting: enough to keep both sides busy, little memory
+
+    def __init__(self, write: Callable[[Any], None]) -> None:
+        import queue
+
+        self._write = write
+        self._queue: queue.Queue[Any] = queue.Queue(self._AHEAD)
+        self._failure: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="columns-writer", daemon=True)
+        self._thread.start()
+
+    def write(self, batch: Any) -> None:
+        """Hand ``batch`` over to be written."""
+        self._raise()
+        self._queue.put(batch)
+
+    def finish(self) -> None:
+        """Wait for every batch handed over to be written; raise what failed there."""
+        self._queue.put(_DONE)
+        self._thread.join()
+        self._raise()
+
+    def _raise(self) -> None:
+        if self._failure is not None:
+            failure, self._failure = self._failure, None
+            raise failure
+
+    def _run(self) -> None:
+        while (batch := self._queue.get()) is not _DONE:
+            if self._failure is None:  # after a failure, batches are only taken, not written
+                try:
+                    self._write(batch)
+                except BaseException as exc:  # noqa: BLE001 - raised again in the caller
+                    self._failure = exc
+
+
+_DONE = object()
 
 
 class _RowGroups:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Optional, TypeVar
 
 import msgpack
+from hypothesis import strategies as st
 
 from msgpack_reader_py import Item, ReaderError, get_iter, pack_items
 
@@ -706,3 +707,25 @@ def fake_pyperf(monkeypatch: pytest.MonkeyPatch) -> dict[str, tuple[Any, dict[st
     monkeypatch.setitem(sys.modules, "pyperf", type(sys)("pyperf"))
     monkeypatch.setattr(sys.modules["pyperf"], "Runner", FakeRunner, raising=False)
     return registered
+
+
+def msgpack_values(*, size: int, items: int, leaves: int) -> st.SearchStrategy[Any]:
+    """Any MessagePack value: scalars (str and bin of up to ``size`` bytes, ext), and arrays
+    and maps of up to ``items`` of them, nested, at most ``leaves`` scalars in all."""
+    scalars = (
+        st.none()
+        | st.booleans()
+        | st.integers(min_value=-(2**63), max_value=2**64 - 1)
+        | st.floats(allow_nan=False)
+        | st.text(max_size=size)
+        | st.binary(max_size=size)
+        | st.builds(msgpack.ExtType, st.integers(0, 127), st.binary(max_size=size // 2))
+    )
+    return st.recursive(
+        scalars,
+        lambda children: (
+            st.lists(children, max_size=items)
+            | st.dictionaries(st.text(max_size=8), children, max_size=items)
+        ),
+        max_leaves=leaves,
+    )

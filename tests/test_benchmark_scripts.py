@@ -10,7 +10,16 @@ import msgpack
 import pyperf
 import pytest
 
-from benchmarks import big_file, compression, one_file, output, report, scale_out, tried
+from benchmarks import (
+    big_file,
+    compression,
+    one_file,
+    output,
+    output_cost,
+    report,
+    scale_out,
+    tried,
+)
 from msgpack_reader_py import get_iter, item_to_list, pack_items
 from msgpack_reader_py import streaming_reader_bench as bench
 
@@ -133,6 +142,88 @@ def test_one_file_end_to_end_times_every_pair(tmp_path: Path) -> None:
         )
     assert result["guesses"]["ranges"] == 1
     assert result["tail_fraction_of_read"] == 1 / result["ratios"]["tail"]
+
+
+def test_output_cost_commands_are_what_a_user_types() -> None:
+    def line(name: str, destination: str) -> str:
+        return output_cost.command_line(name, destination, program="m", source="F", out="O")
+
+    assert line("cat", "devnull") == "cat F > /dev/null"
+    assert line("read", "devnull") == "m read --type item F > /dev/null"
+    assert line("dump_items", "devnull") == "m dump --type item --format jsonl F > /dev/null"
+    assert line("dump_untyped", "pipe") == "m dump --format jsonl F | cat > /dev/null"
+    assert line("dump_items_csv", "file") == "m dump --type item --format csv F > O"
+    assert line("convert_parquet_items", "devnull") == (
+        "m convert --type item --to parquet -o - F > /dev/null"
+    )
+    assert line("convert_arrow_items", "pipe") == (
+        "m convert --type item --to arrow -o - F | cat > /dev/null"
+    )
+    assert line("convert_arrow_items", "file") == "m convert --type item --to arrow -o O F"
+    assert output_cost.runs()[0] == ("read", "devnull")  # each round's ratios are to its read
+    assert len(output_cost.runs()) == 2 + 3 * len(output_cost.WORKLOADS)
+
+
+def test_output_cost_fails_loudly_on_a_failed_command() -> None:
+    assert output_cost.run("echo hi")[2] == "hi\n"
+    with pytest.raises(SystemExit, match="exit status 3 from: echo oops >&2; exit 3\noops"):
+        output_cost.run("echo oops >&2; exit 3")
+    with pytest.raises(SystemExit, match="exit status 1"):  # a pipe's failure too
+        output_cost.run("false | cat > /dev/null")
+
+
+def test_output_cost_counts_a_csv_file_without_its_header(tmp_path: Path) -> None:
+    out = tmp_path / "out.csv"
+    out.write_text("id,name\n1,a\n2,b\n")
+    assert output_cost.records_in("dump_items_csv", out) == 2
+    assert output_cost.records_in("dump_items", out) == 3
+
+
+def test_output_cost_end_to_end_and_its_report(tmp_path: Path) -> None:
+    out = tmp_path / "doc" / "output_cost.result.json"
+    out.parent.mkdir()
+    arguments = ["--size-gib", "0.002", "--repeat", "1", "--dir", str(tmp_path)]
+    assert output_cost.main([*arguments, "-o", str(out)]) == 0
+    text = out.read_text()
+    assert str(tmp_path) not in text  # commands as a user types them, no machine paths
+    result = json.loads(text)
+    assert result["records"] == big_file.BLOCK_RECORDS
+    assert result["file_bytes"] >= 0.002 * (1 << 30)
+    assert result["cpu_count"] >= 1
+    assert {"python", "machine", "msgpack", "output_filesystem"} <= set(result)
+    measurements = result["measurements"]
+    assert set(measurements) == {"cat", "read", *output_cost.WORKLOADS} == set(report.OUTPUT_COST)
+    assert set(measurements["cat"]) == set(measurements["read"]) == {"devnull"}
+    read = measurements["read"]["devnull"]
+    assert read["ratio_to_read"] == 1.0
+    for name in output_cost.WORKLOADS:
+        assert set(measurements[name]) == set(output_cost.DESTINATIONS)
+        assert set(measurements[name]) == set(report.OUTPUT_COST_DESTINATIONS)
+        for measured in measurements[name].values():
+            assert measured["ratio_to_read"] == measured["seconds"][0] / read["seconds"][0]
+            assert measured["command"].startswith("msgpack-reader ")
+            assert measured["cpu_seconds"][0] > 0
+        assert measurements[name]["file"]["output_bytes"] > 0
+    assert set(result["targets"]) == set(output_cost.TARGETS)
+    for name, target in result["targets"].items():
+        assert target["ratio"] == measurements[name]["devnull"]["ratio_to_read"]
+        assert target["met"] == (target["ratio"] <= target["at_most"])
+    assert not list(tmp_path.glob("msgpack-reader-output-*"))  # scratch files gone
+
+    table = report.output_cost_table(result)
+    assert len(table) == 2 + len(report.OUTPUT_COST)
+    assert table[0].startswith("| command | `> /dev/null` | `\\| cat > /dev/null` | to a file |")
+    assert table[2].startswith("| `cat FILE`: the I/O floor | ")
+    assert table[2].endswith("x read | - | - | - | - |")
+    assert table[3].startswith("| `read --type item` (the baseline: Items, checked, counted) | ")
+    assert "ms, 1.00x read | - | - | - | - |" in table[3]
+    assert table[4].startswith("| `dump --type item` (JSON Lines) | ")
+    assert table[4].endswith(
+        f"at most 1.5x: {'met' if result['targets']['dump_items']['met'] else 'not met'} |"
+    )
+    assert report.output_cost_verdict(result).startswith("Targets, each judged on the median ")
+    report.plot_output_cost(result, tmp_path / "output_cost.png")
+    assert (tmp_path / "output_cost.png").read_bytes().startswith(b"\x89PNG")
 
 
 def test_compression_end_to_end_measures_every_codec(
@@ -364,6 +455,23 @@ def test_report_tables_come_from_the_json(tmp_path: Path) -> None:
     assert "takes 0.98x the floor" in text
     assert "Faster than it, per file" in text
     assert (tmp_path / "one_file.png").exists()
+    # Without doc/output_cost.result.json, no section of it and no plot.
+    assert "## What writing costs" not in text
+    assert not (tmp_path / "output_cost.png").exists()
+    assert "python -m benchmarks.output_cost --size-gib 1 -o output_cost.result.json" in text
+    (tmp_path / "output_cost.result.json").write_text(json.dumps(_output_cost_result()))
+    assert report.main(["--doc", str(tmp_path), "--readme", str(readme)]) == 0
+    with_cost = (tmp_path / "RESULTS.md").read_text()
+    section = with_cost.split("## What writing costs\n")[1].split("\n## ")[0]
+    assert "A file of 1.00 GiB (19,000,000 Items, page cache warm)" in section
+    assert (
+        "| `dump --type item` (JSON Lines) | 12.0 s, 1.20x read | 13.0 s, 1.30x read | "
+        "12.5 s, 1.25x read | 2,500 MB (2.33x the input) | at most 1.5x: met |" in section
+    )
+    assert "| `cat FILE`: the I/O floor | 300 ms, 0.03x read | - | - | - | - |" in section
+    assert "2 of 4 met" in section
+    assert "`dump --type item --format csv` 2.40x (at most 2.0x, not met)" in section
+    assert (tmp_path / "output_cost.png").read_bytes().startswith(b"\x89PNG")
     assert "validated_stream_benchmark" not in text
     assert "validate=True" not in text.split("## What we tried")[0]
     # A tried row's verdict cites its paired ratio where the run has one.
@@ -420,3 +528,43 @@ def test_report_tables_come_from_the_json(tmp_path: Path) -> None:
     assert "It runs at 2.50x the floor (4.00 M records/s), against 2.00x for `Item`s" in text
     for picture in ("throughput_by_size.png", "reference_benchmark.png"):
         assert (tmp_path / picture).read_bytes().startswith(b"\x89PNG")
+
+
+def _output_cost_result() -> dict[str, Any]:
+    """A result as benchmarks/output_cost.py writes it, read at 10 s, dump_items at 1.2x."""
+
+    def measured(seconds: float, ratio: float) -> dict[str, Any]:
+        return {"median_seconds": seconds, "ratio_to_read": ratio, "output_bytes": 2_500_000_000}
+
+    ratios = {
+        "dump_items": (1.2, 1.3, 1.25),
+        "dump_items_csv": (2.4, 2.5, 2.45),
+        "dump_untyped": (1.1, 1.15, 1.1),
+        "convert_parquet_items": (1.6, 1.7, 1.6),
+        "convert_arrow_items": (1.0, 1.1, 1.0),
+    }
+    measurements = {
+        "cat": {"devnull": measured(0.3, 0.03)},
+        "read": {"devnull": measured(10.0, 1.0)},
+        **{
+            name: {
+                destination: measured(10 * value, value)
+                for destination, value in zip(output_cost.DESTINATIONS, values, strict=True)
+            }
+            for name, values in ratios.items()
+        },
+    }
+    targets = {
+        name: {"at_most": limit, "ratio": ratios[name][0], "met": ratios[name][0] <= limit}
+        for name, limit in output_cost.TARGETS.items()
+    }
+    return {
+        "file_bytes": 1 << 30,
+        "records": 19_000_000,
+        "repeat": 2,
+        "output_filesystem": "ext4",
+        "python": "3.11.7",
+        "cpu_count": 2,
+        "measurements": measurements,
+        "targets": targets,
+    }

@@ -24,7 +24,7 @@ from msgpack_reader_py import wire
 from msgpack_reader_py.cli import main
 from msgpack_reader_py.index import write_index
 
-from .helpers import EXIT_DATA_ERROR, EXIT_USAGE, error_line, examples, fake_stdin
+from .helpers import EXIT_DATA_ERROR, EXIT_USAGE, error_line, examples, fake_stdin, msgpack_values
 from .test_cli_help import subcommands
 
 LINE = re.compile(
@@ -249,22 +249,7 @@ def shape_of(value: Any) -> tuple[str, int | None]:
     return ("int" if isinstance(value, int) else "float"), None
 
 
-SCALARS = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(2**63), max_value=2**64 - 1)
-    | st.floats(allow_nan=False)
-    | st.text(max_size=40)
-    | st.binary(max_size=40)
-    | st.builds(msgpack.ExtType, st.integers(0, 127), st.binary(max_size=20))
-)
-MSGPACK_VALUES = st.recursive(
-    SCALARS,
-    lambda children: (
-        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=8), children, max_size=5)
-    ),
-    max_leaves=12,
-)
+MSGPACK_VALUES = msgpack_values(size=40, items=5, leaves=12)
 
 
 @settings(

@@ -26,7 +26,7 @@ from msgpack_reader_py import Item, get_iter, pack_items
 from msgpack_reader_py.arrow import arrow_schema
 from msgpack_reader_py.convert import Conversion, convert
 from msgpack_reader_py.errors import ReaderError, RecordError
-from msgpack_reader_py.writers import OutputFormat
+from msgpack_reader_py.writers import OutputFormat, columns_out
 
 from .helpers import (
     BROKEN_KINDS,
@@ -346,3 +346,21 @@ def test_the_bar_knows_the_size_of_files_only(
     finally:
         if hasattr(opened, "close"):
             opened.close()
+
+
+@pytest.mark.parametrize("to", ["parquet", "arrow"])
+def test_a_batch_the_columnar_writer_refuses_is_raised_to_the_caller(to: OutputFormat) -> None:
+    # Batches are written on a thread of their own: what fails there is raised here, at the
+    # next batch or when the writing ends, and the batches after it are not written.
+    schema = pa.schema([pa.field("a", pa.int64())])
+    wrong = pa.RecordBatch.from_pydict({"b": pa.array(["x"])})
+    good = pa.RecordBatch.from_pydict({"a": pa.array([1])}, schema=schema)
+    out = io.BytesIO()
+    with (  # noqa: PT012 - the raise may come at any batch after the wrong one
+        pytest.raises((pa.ArrowInvalid, ValueError)),
+        columns_out(out, to, schema) as write,
+    ):
+        write(good)
+        write(wrong)
+        for _ in range(10):
+            write(good)

@@ -7,28 +7,12 @@ from typing import Any
 import msgpack
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from msgpack_reader_py.wire import declared_excess
 
-from .helpers import examples
+from .helpers import examples, msgpack_values
 
-scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(2**63), max_value=2**64 - 1)
-    | st.floats(allow_nan=False)
-    | st.text(max_size=300)
-    | st.binary(max_size=300)
-    | st.builds(msgpack.ExtType, st.integers(0, 127), st.binary(max_size=40))
-)
-values = st.recursive(
-    scalars,
-    lambda children: (
-        st.lists(children, max_size=20) | st.dictionaries(st.text(max_size=5), children, max_size=6)
-    ),
-    max_leaves=60,
-)
+values = msgpack_values(size=300, items=20, leaves=60)
 
 
 @settings(deadline=None, max_examples=examples(ci=300, local=100))
