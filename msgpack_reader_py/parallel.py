@@ -101,15 +101,18 @@ def _parallel(
 
     record_type, options, job = arguments
     spool = None
-    if hasattr(job, "spooled"):
-        spool = tempfile.mkdtemp(
-            prefix="msgpack-reader-", dir=_MEMORY if os.path.isdir(_MEMORY) else None
-        )
-        arguments = (record_type, options, job.spooled(spool))
-    executor = concurrent.futures.ProcessPoolExecutor(
-        workers, mp_context=_context(), initializer=_worker_started
-    )
+    executor = None
     try:
+        # Held: a stop here would leave a spool, or a pool's queues and locks, to no one.
+        with _signals_held():
+            if hasattr(job, "spooled"):
+                spool = tempfile.mkdtemp(
+                    prefix="msgpack-reader-", dir=_MEMORY if os.path.isdir(_MEMORY) else None
+                )
+                arguments = (record_type, options, job.spooled(spool))
+            executor = concurrent.futures.ProcessPoolExecutor(
+                workers, mp_context=_context(), initializer=_worker_started
+            )
         todo = iter(ranges)
         with warnings.catch_warnings():
             # The first submission starts the workers. Python 3.12 warns of fork() in any
@@ -143,7 +146,8 @@ def _parallel(
     finally:
         # Waited for: no worker may still be writing into the spool when it is removed, and
         # the pool's own thread is gone, so that a later read may fork (see _context).
-        executor.shutdown(wait=True, cancel_futures=True)
+        if executor is not None:
+            executor.shutdown(wait=True, cancel_futures=True)
         if spool is not None:
             shutil.rmtree(spool, ignore_errors=True)
 
@@ -191,22 +195,34 @@ _STOPPING = {
 
 @contextmanager
 def _signals_held() -> Iterator[None]:
-    """Ctrl-C, TERM and HUP held back while worker processes may start.
+    """Ctrl-C, TERM and HUP held back while worker processes may start, then acted upon.
 
     A signal that reaches a worker between its fork and :func:`_worker_started` would end it
-    with a traceback (a broken pool); one that reaches the reader inside ``fork()`` is raised in
-    an at-fork hook, where Python reports it as ignored and the reader goes on. Held back, such
-    a signal arrives when the workers are set to take it: the reader's as it leaves this block,
-    a worker's in its set-up (a worker inherits the mask, and a fork server passes it on).
+    with a traceback (a broken pool); one acted upon in the reader inside ``fork()`` is raised
+    in an at-fork hook, where Python reports it as ignored and the reader goes on as if it had
+    never come. So, in the main thread, the signals' handlers only note them while the block
+    runs, and the first one noted is raised again as it ends, for the handler there was; and
+    in this thread they are blocked, which a worker inherits (a fork server passes the mask
+    on), until its set-up has decided what they do there.
     """
-    if not hasattr(signal, "pthread_sigmask"):  # Windows: no fork, no masks
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
+    noted: list[int] = []
+    handlers: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        handlers = {signum: signal.getsignal(signum) for signum in _STOPPING}
+        for signum in handlers:
+            signal.signal(signum, lambda signum, frame: noted.append(signum))
+    blocked = None
     try:
+        if hasattr(signal, "pthread_sigmask"):  # not on Windows
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        if blocked is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        for signum, handler in handlers.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+        if noted:
+            signal.raise_signal(noted[0])
 
 
 def _context() -> Any:

@@ -685,15 +685,20 @@ class _Behind:
         self._queue: queue.Queue[Any] = queue.Queue(self._AHEAD)
         self._failure: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="columns-writer", daemon=True)
-        self._thread.start()
 
     def write(self, batch: Any) -> None:
         """Hand ``batch`` over to be written."""
+        if self._thread.ident is None:
+            # Started with the first batch, not before: a reader's worker processes start
+            # before it, and a process with one thread starts them by a cheap fork.
+            self._thread.start()
         self._raise()
         self._queue.put(batch)
 
     def finish(self) -> None:
         """Wait for every batch handed over to be written; raise what failed there."""
+        if self._thread.ident is None:
+            return  # no batch came
         self._queue.put(_DONE)
         self._thread.join()
         self._raise()
