@@ -13,7 +13,7 @@ import msgpack
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from msgpack_reader_py import Item, get_iter, pack_items
@@ -156,13 +156,14 @@ def test_select_lists_with_an_empty_name_are_refused(text: str) -> None:
     last=st.none() | st.integers(0, 20),
     to=st.sampled_from(["jsonl", "parquet"]),
 )
+@example(count=2, threshold=0.0, last=3, to="jsonl")  # fewer matches than last
 def test_the_records_kept_are_those_python_keeps(
     tmp_path: Path, count: int, threshold: float, last: int | None, to: str
 ) -> None:
     items = ITEMS[:count]
     expected = [as_dict(i, "id", "value") for i in items if i.value > threshold]
     if last is not None:
-        expected = expected[len(expected) - last :] if last else []
+        expected = expected[max(len(expected) - last, 0) :] if last else []
     out = tmp_path / f"out.{to}"
     result = convert(
         pack_items(items),
