@@ -653,11 +653,15 @@ class _Kept(io.RawIOBase):
         return True
 
     def write(self, data: Any) -> int:
-        if self._failure is None:
-            try:
-                self._out.write(data)
-            except BaseException as exc:  # noqa: BLE001 - raised again by raise_failure
-                self._failure = exc
+        if self._failure is not None:
+            return len(data)
+        view = memoryview(data).cast("B")
+        try:
+            while view:  # a raw stream may take part of it: the rest goes again
+                written = self._out.write(view)
+                view = view[len(view) if written is None else written :]
+        except BaseException as exc:  # noqa: BLE001 - raised again by raise_failure
+            self._failure = exc
         return len(data)
 
     def flush(self) -> None:

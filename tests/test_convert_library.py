@@ -364,3 +364,33 @@ def test_a_batch_the_columnar_writer_refuses_is_raised_to_the_caller(to: OutputF
         write(wrong)
         for _ in range(10):
             write(good)
+
+
+class _Trickle(io.RawIOBase):
+    """A raw output that takes at most 1000 bytes a call, as a pipe or a socket may."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.data = bytearray()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        taken = bytes(data[:1000])
+        self.data += taken
+        return len(taken)
+
+
+@pytest.mark.parametrize("to", ["parquet", "arrow"])
+def test_a_raw_output_that_takes_part_of_each_write_gets_every_byte(
+    reference_bytes: bytes, reference_items: list[Item], to: OutputFormat
+) -> None:
+    out = _Trickle()
+    convert(reference_bytes, out, to)
+    table = (
+        pq.read_table(pa.BufferReader(bytes(out.data)))
+        if to == "parquet"
+        else pyarrow.ipc.open_file(pa.BufferReader(bytes(out.data))).read_all()
+    )
+    assert table.to_pylist() == [dataclasses.asdict(item) for item in reference_items]
