@@ -25,11 +25,12 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[NamedOutput]:
     """
     target = os.fspath(path)
     directory, name = os.path.split(os.path.abspath(target))
-    try:
-        handle, temporary = _create_beside(directory, name)
-    except OSError as exc:
-        raise OSError(exc.errno, exc.strerror, target) from exc
-    try:
+    temporary = None
+    try:  # from the file's creation on: a stop (SIGTERM) right after it must remove it too
+        try:
+            handle, temporary = _create_beside(directory, name)
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, target) from exc
         with os.fdopen(handle, "wb") as out:
             yield NamedOutput(out, target)
         try:
@@ -37,7 +38,8 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[NamedOutput]:
         except OSError as exc:
             raise OSError(exc.errno, exc.strerror, target) from exc
     except BaseException:
-        os.unlink(temporary)
+        if temporary is not None:
+            os.unlink(temporary)
         raise
 
 
