@@ -6,7 +6,8 @@ Inputs: ``doc/benchmark.result.json`` (pyperf, from ``streaming_reader_bench.py`
 ``doc/big_file.result.json`` (``big_file.py``), ``doc/tried.result.json`` (``tried.py``) and
 ``doc/scale_out.result.json`` (``scale_out.py``), ``doc/compression.result.json`` (pyperf, from
 ``compression.py``), ``doc/output_cost.result.json`` (``output_cost.py``; its section and
-``doc/output_cost.png`` appear only when it exists).
+``doc/output_cost.png`` appear only when it exists), ``doc/engines.result.json``
+(``engines.py``; its section likewise).
 Outputs: ``doc/RESULTS.md``, ``doc/throughput_by_size.png``, ``doc/reference_benchmark.png``,
 and the results block of ``README.md`` (between its ``results`` markers).
 """
@@ -401,6 +402,58 @@ OUTPUT_LIMITS = {"convert_parquet_inferred_whole": ("convert_parquet_items", 1.5
 """Output targets: at most this ratio to the workload named, judged on the paired ratio."""
 
 
+ENGINES = {  # benchmarks/engines.py: ratio -> what it compares, target, whether it is a ceiling
+    "polars_over_read_table": (
+        "`scan_msgpack(path, Item).collect()` (a Polars DataFrame) over `read_table`",
+        1.2,
+        True,
+    ),
+    "duckdb_over_read_table": (
+        "`SELECT count(*), sum(id), avg(value)` over `duckdb.read_msgpack` over `read_table`",
+        None,
+        True,
+    ),
+    "ray_ranges_speedup": (
+        "Ray: the file in default byte ranges against one block, `read_msgpack(...).count()` "
+        "(how many times faster)",
+        1.5,
+        False,
+    ),
+}
+
+
+def engines_section(engines: dict[str, Any]) -> list[str]:
+    lines = ["| ratio | measured | target |", "|---|---|---|"]
+    for name, (what, target, ceiling) in ENGINES.items():
+        value = engines["ratios"][name]
+        if target is None:
+            verdict = "-"
+        else:
+            met = value <= target if ceiling else value >= target
+            bound = "at most" if ceiling else "at least"
+            verdict = f"{bound} {target}x: {'met' if met else 'not met'}"
+        lines.append(f"| {what} | {value:.2f}x | {verdict} |")
+    measured = engines["measurements"]
+    head = measured["polars_head"]["median_seconds"]
+    return [
+        "## Polars, DuckDB and Ray",
+        "",
+        f"One file of {engines['records']:,} records read by each engine's reader against "
+        f"`read_table` of it in the same process; Ray: one file of {engines['ray_records']:,} "
+        f"records ({engines['ray_bytes'] / 1e6:.0f} MB) on a local Ray of {engines['cpus']} "
+        f"CPUs. Median of the per-run ratios of {engines['repeat']} interleaved runs; Python "
+        f"{engines['python']}, {engines['cpu_count']} logical CPUs; made by "
+        "`benchmarks/engines.py`, results in `doc/engines.result.json`.",
+        "",
+        *lines,
+        "",
+        f"`scan_msgpack(path, Item).head(5).collect()` took {head * 1e3:.1f} ms: the scan stops "
+        f"once the rows are out (`read_table` of the whole file: "
+        f"{measured['read_table']['median_seconds']:.2f} s).",
+        "",
+    ]
+
+
 def output_table(output: dict[str, Row]) -> list[str]:
     lines = [
         "| command | median | records/s | / `read` |",
@@ -779,6 +832,7 @@ def write(
     one: dict[str, Any] | None = None,
     compression: tuple[dict[str, Row], dict[str, int]] | None = None,
     output_cost: dict[str, Any] | None = None,
+    engines: dict[str, Any] | None = None,
 ) -> None:
     sizes = sorted(int(name.split("/")[1]) for name in rows if name.startswith("message_size/"))
     plot_sizes(rows, sizes, out / "throughput_by_size.png")
@@ -930,12 +984,15 @@ def write(
             "",
             "![one file on every core](one_file.png)",
             "",
-            "A conversion to Parquet is bounded by pyarrow's Parquet encoder, which runs in the "
-            "one process that writes the file and takes about half of the job's time on one "
-            "core: the ranges are decoded and made Arrow columns on every core, the encoding "
-            "is not (the workers run a step below the writer's priority, so that they do not "
-            "slow it). A Dask computation of a few columns of a file read whole builds those "
-            "columns only; a file read in ranges builds every column.",
+            "A conversion to Parquet is bounded by pyarrow's Parquet encoder, which runs on a "
+            "thread of its own in the one process that writes the file and takes about half "
+            "of the job's time: `--jobs 1` already keeps both cores of this machine busy "
+            "(records decoded on one, encoded on the other), so `--jobs 2` can only move the "
+            "decoding to other processes; the encoding itself is not split (the workers run a "
+            "step below the writer's priority, so that they do not slow it). The gain of "
+            "`--jobs N` for Parquet shows on machines with more cores than two. A Dask "
+            "computation of a few columns of a file read whole builds those columns only; a "
+            "file read in ranges builds every column.",
             "",
             f"Guessing a range's first record took at most {guesses['slowest_seconds'] * 1e3:.2f} "
             f"ms over the {guesses['ranges']} ranges of 8 MiB of the file (target: under 1 ms), "
@@ -949,6 +1006,8 @@ def write(
             "while checking every field.",
             "",
         ]
+    if engines is not None:
+        lines += engines_section(engines)
     if output is not None:
         lines += [
             "## Output: dump and convert",
@@ -1041,6 +1100,7 @@ def write(
         "poetry run python -m benchmarks.one_file -o one_file.result.json",
         "poetry run python benchmarks/compression.py -o compression.result.json",
         "poetry run python -m benchmarks.output_cost --size-gib 1 -o output_cost.result.json",
+        "poetry run python -m benchmarks.engines -o engines.result.json",
         "python -m pyperf compare_to doc/benchmark.result.json benchmark.result.json --table",
         "```",
         "",
@@ -1144,7 +1204,9 @@ def main(argv: list[str] | None = None) -> int:
     compression = load_compression(compression_path) if compression_path.exists() else None
     cost_path = args.doc / "output_cost.result.json"
     cost = json.loads(cost_path.read_text()) if cost_path.exists() else None
-    write(rows, metadata, big, tried, args.doc, scale, output, one, compression, cost)
+    engines_path = args.doc / "engines.result.json"
+    engines = json.loads(engines_path.read_text()) if engines_path.exists() else None
+    write(rows, metadata, big, tried, args.doc, scale, output, one, compression, cost, engines)
     if args.readme is not None:
         update_readme(rows, metadata, args.readme, scale)
     return 0

@@ -53,7 +53,18 @@ ITEM_DTYPE_NAMES = {
     "filename": "string",
     "path": "string",
 }
-EXTRAS = ("pyarrow", "pandas", "dask", "distributed", "fsspec", "tqdm")
+EXTRAS = (
+    "pyarrow",
+    "pandas",
+    "dask",
+    "distributed",
+    "fsspec",
+    "tqdm",
+    "polars",
+    "ray",
+    "duckdb",
+    "zstandard",
+)
 
 
 class ItemRecord(NamedTuple):
@@ -682,6 +693,8 @@ def test_core_import_loads_no_extra() -> None:
         ("msgpack_reader_py.dask", "pandas", "dask"),
         ("msgpack_reader_py.dask", "fsspec", "dask"),
         ("msgpack_reader_py.dask", "pyarrow", "dask"),
+        ("msgpack_reader_py.polars", "polars", "polars"),
+        ("msgpack_reader_py.ray", "ray", "ray"),
     ],
 )
 def test_a_missing_extra_says_what_to_install(

@@ -37,7 +37,7 @@ from ._cache import cached
 from .columns import annotation_text, columns_of, members
 from .decoding import plain_values
 from .delivery import Plan
-from .errors import describe
+from .errors import ReaderError, describe
 from .model import Item
 from .options import ReadKeywords, ReadOptions, refuse_follow
 from .parallel import split, worker_count
@@ -53,11 +53,19 @@ from .record_type import (
 )
 from .sources import Source
 from .streaming_reader import SourceReader, chained, check_start
+from .tasks import note_skipped
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["DEFAULT_BATCH_SIZE", "BatchReader", "arrow_schema", "read_batches", "read_table"]
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "BatchReader",
+    "arrow_schema",
+    "files_batches",
+    "read_batches",
+    "read_table",
+]
 
 DEFAULT_BATCH_SIZE = 65536
 """Rows per ``RecordBatch`` unless a batch's columns reach ``MAX_BATCH_BYTES`` first."""
@@ -249,8 +257,6 @@ class _ArrowColumns:
 
 
 def _positions(schema: pa.Schema, columns: Sequence[str]) -> list[int]:
-    if isinstance(columns, str):
-        raise TypeError(f"columns must be a sequence of column names, not a str: {columns!r}")
     names = schema.names
     unknown = [name for name in columns if name not in names]
     if unknown or not columns or len(set(columns)) != len(columns):
@@ -326,10 +332,8 @@ class BatchReader(SourceReader[pa.RecordBatch]):
         read = ReadOptions.of(options, dict(keywords), "BatchReader()")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
             raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
-        if columns is not None:
-            _positions(arrow_schema(record_type), columns)  # refused at the call
-        job = ArrowPieces(None if columns is None else tuple(columns))
-        self.schema = job.schema(record_type)
+        job = ArrowPieces.of(columns)
+        self.schema = job.schema(record_type)  # bad columns refused at the call
         self.batch_size = batch_size
         check_start(start)
         if start == 0 and split(source, record_type, read, workers):
@@ -365,6 +369,14 @@ class ArrowPieces(Flattened):
     spool: str | None = None
     """Where a worker leaves a range's columns, as an Arrow IPC file, for the reader to map
     (:meth:`spooled`); ``None``: they are sent back as they are."""
+
+    @classmethod
+    def of(cls, columns: Sequence[str] | None) -> ArrowPieces:
+        """The job building ``columns`` (``None``: every field); a str refused, not taken
+        for its letters."""
+        if isinstance(columns, str):
+            raise TypeError(f"columns must be a sequence of column names, not a str: {columns!r}")
+        return cls(None if columns is None else tuple(columns))
 
     def spooled(self, directory: str) -> ArrowPieces:
         """This job, leaving each range's columns in a file in ``directory``."""
@@ -477,6 +489,21 @@ def read_batches(
         blocksize=blocksize,
         options=read,
     )
+
+
+def files_batches(
+    files: Sequence[str], record_type: Any, **arguments: Any
+) -> Generator[pa.RecordBatch, None, None]:
+    """The batches of :func:`read_batches` (with ``arguments``) of each file in turn: what the
+    readers of many files (Polars, DuckDB) hand on. A reader's error names its file; what
+    ``on_error="skip"`` passed over in a file is said on the package's logger."""
+    for name in files:
+        try:
+            with read_batches(name, record_type, **arguments) as batches:
+                yield from batches
+        except ReaderError as exc:
+            raise exc.in_source(name) from exc
+        note_skipped(name, batches.skipped, batches.errors)
 
 
 def read_table(

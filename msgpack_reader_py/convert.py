@@ -18,8 +18,8 @@ from typing import IO, TYPE_CHECKING, Any
 from .atomic import NamedOutput, replacing
 from .delivery import KEPT_ERRORS, Batches, Plan
 from .errors import RecordError
-from .infer import InferenceError, Inferred
-from .inferred import infer_sources
+from .infer import Inferred
+from .inferred import infer_sources, table_type
 from .model import Item
 from .options import ReadKeywords, ReadOptions
 from .parallel import split, worker_count
@@ -180,14 +180,7 @@ def convert(
             force=force,
             options=dataclasses.replace(read, follow=False),
         )
-        mixed = [*inferred.mixed, *inferred.conflicts]
-        if (to in ("parquet", "arrow") or queried) and mixed:
-            raise InferenceError(
-                f"{to} needs one type per column, and in {_which(inferred)} "
-                f"{'; '.join(mixed)} hold values of types that do not mix"
-            )
-        # Structs that refuse unknown keys: a record the inference never saw is no record.
-        record_type = inferred.record_type("struct", checked=True, columns=True)
+        record_type = table_type(inferred, to if to in ("parquet", "arrow") or queried else None)
     query = None
     if queried:
         from .arrow import arrow_schema
@@ -207,13 +200,6 @@ def convert(
     else:
         done = job.run(NamedOutput(destination, str(getattr(destination, "name", "<output>"))))
     return dataclasses.replace(done, inferred=inferred)
-
-
-def _which(inferred: Inferred) -> str:
-    """Which records a record type was inferred from, for a message."""
-    if inferred.checked is not None:
-        return f"the {inferred.checked} records"
-    return f"the first {inferred.records} records"
 
 
 @dataclasses.dataclass(frozen=True)

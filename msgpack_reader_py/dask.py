@@ -15,7 +15,6 @@ set to the file's name (a path, or a URL off the local filesystem).
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import typing
 from collections.abc import Sequence
@@ -36,9 +35,8 @@ try:
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
     raise missing_extra(exc, "dask", feature="msgpack_reader_py.dask") from None
 
-from ._log import logger
 from .arrow import ArrowPieces, arrow_schema, read_batches
-from .errors import ReaderError, RecordError
+from .errors import ReaderError
 from .model import Item
 from .options import ReadKeywords, ReadOptions, refuse_follow
 from .ranges import (
@@ -52,6 +50,7 @@ from .ranges import (
     splittable,
 )
 from .streaming_reader import StreamingReader
+from .tasks import note_skipped, proof_after, raise_in, settled, where
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -110,24 +109,11 @@ def _pieces(
     pieces = []
     for byte_range in ranges:
         read = delayed(read_range, pure=True)(file, byte_range, *arguments)
-        pieces.append(delayed(_settled, pure=True)(read, proof, file, arguments))
-        proof = delayed(_proof_after, pure=True)(
-            delayed(_where, pure=True)(read), proof, file, arguments
+        pieces.append(delayed(settled, pure=True)(read, proof, file, arguments))
+        proof = delayed(proof_after, pure=True)(
+            delayed(where, pure=True)(read), proof, file, arguments
         )
     return pieces
-
-
-def _where(piece: Piece) -> Piece:
-    """What the proof needs of a piece: where its records run, without them."""
-    return dataclasses.replace(piece, value=None)
-
-
-def _proof_after(piece: Piece, proof: Proof, file: OpenFile, arguments: Any) -> Proof:
-    return proof.settle(piece, file, arguments)[1]
-
-
-def _settled(piece: Piece, proof: Proof, file: OpenFile, arguments: Any) -> Piece:
-    return proof.settle(piece, file, arguments)[0]
 
 
 def _records(file: OpenFile, record_type: Any, options: ReadOptions) -> list[Any]:
@@ -138,7 +124,7 @@ def _records(file: OpenFile, record_type: Any, options: ReadOptions) -> list[Any
             records = list(reader)
         except ReaderError as exc:
             raise exc.in_source(_name(file)) from exc
-    _note_skipped(file, reader.skipped, reader.errors)
+    note_skipped(_name(file), reader.skipped, reader.errors)
     return records
 
 
@@ -160,44 +146,23 @@ def _frame(
                 table = pa.Table.from_batches(list(batches), schema=batches.schema)
         except ReaderError as exc:
             raise exc.in_source(_name(file)) from exc
-    _note_skipped(file, batches.skipped, batches.errors)
+    note_skipped(_name(file), batches.skipped, batches.errors)
     frame = _to_pandas(table)
     return frame[[]] if columns == [] else frame
 
 
 def _piece_records(piece: Piece, file: OpenFile) -> list[Any]:
     """One partition of :func:`read_bag` for a byte range: its proved records."""
-    _raise_in(piece, file)
+    raise_in(piece, _name(file))
     records: list[Any] = piece.value
     return records
 
 
 def _piece_frame(piece: Piece, file: OpenFile, schema: pa.Schema) -> pd.DataFrame:
     """One partition of :func:`read_dataframe` for a byte range: its proved rows."""
-    _raise_in(piece, file)
+    raise_in(piece, _name(file))
     batches = [pa.RecordBatch.from_struct_array(array) for array in piece.value]
     return _to_pandas(pa.Table.from_batches(batches, schema=schema))
-
-
-def _raise_in(piece: Piece, file: OpenFile) -> None:
-    """Say what the range skipped; raise its error, naming the file."""
-    _note_skipped(file, piece.skipped, piece.errors)
-    if piece.error is not None:
-        raise piece.error.in_source(_name(file)) from None
-
-
-def _note_skipped(file: OpenFile, count: int, errors: list[RecordError]) -> None:
-    """Say on the package's logger, where the worker runs, what ``on_error="skip"`` passed
-    over in a file: a partition has no other way to tell it."""
-    if count:
-        logger.warning(
-            "%s: skipped %s; the first: %s",
-            _name(file),
-            "1 record that is not a record of the type"
-            if count == 1
-            else f"{count} records that are not records of the type",
-            errors[0],
-        )
 
 
 def _blocksize(blocksize: int | str | None) -> int | None:

@@ -31,7 +31,7 @@ from .values import ValueReader
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["FIRST_CHECKED", "MISFITS", "infer_sources"]
+__all__ = ["FIRST_CHECKED", "MISFITS", "files_type", "infer_sources", "table_type"]
 
 MISFITS = 100
 """How many records that do not fit are gathered in one check before the types are widened
@@ -97,6 +97,36 @@ def infer_sources(
 
 
 _END: Any = object()
+
+
+def files_type(
+    files: Sequence[str], infer_from: int | None, options: ReadOptions, needs: str
+) -> Any:
+    """The record type of the columns of ``files``' records, inferred as ``convert`` infers it
+    for Parquet: from every record, or, with ``infer_from``, the first N (a later record that
+    does not fit is then refused where it is read). ``needs``: see :func:`table_type`."""
+    _, inferred = infer_sources(files, infer_from, whole=infer_from is None, options=options)
+    return table_type(inferred, needs)
+
+
+def table_type(inferred: Inferred, needs: str | None = None) -> Any:
+    """The record type of the inferred records' columns: structs that refuse unknown keys (a
+    record the inference never saw is no record of them). ``needs`` names what needs one type
+    per column (``"parquet"``, ``"Polars"``): where inferred values of a column do not mix, it
+    raises :class:`~msgpack_reader_py.infer.InferenceError` saying which; ``None``, a column of
+    mixed values is kept as it is."""
+    mixed = [*inferred.mixed, *inferred.conflicts]
+    if needs is not None and mixed:
+        which = (
+            f"the {inferred.checked} records"
+            if inferred.checked is not None
+            else f"the first {inferred.records} records"
+        )
+        raise InferenceError(
+            f"{needs} needs one type per column, and in {which} "
+            f"{'; '.join(mixed)} hold values of types that do not mix"
+        )
+    return inferred.record_type("struct", checked=True, columns=True)
 
 
 def _reopens(source: Source) -> bool:

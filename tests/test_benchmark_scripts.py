@@ -13,6 +13,7 @@ import pytest
 from benchmarks import (
     big_file,
     compression,
+    engines,
     one_file,
     output,
     output_cost,
@@ -177,6 +178,23 @@ def test_output_cost_counts_a_csv_file_without_its_header(tmp_path: Path) -> Non
     out.write_text("id,name\n1,a\n2,b\n")
     assert output_cost.records_in("dump_items_csv", out) == 2
     assert output_cost.records_in("dump_items", out) == 3
+
+
+def test_engines_end_to_end_and_its_report(tmp_path: Path) -> None:
+    out = tmp_path / "engines.json"
+    arguments = ["--records", "2000", "--ray-records", "4000", "--repeat", "2"]
+    assert engines.main([*arguments, "-o", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert set(result["ratios"]) == set(engines.RATIOS) == set(report.ENGINES)
+    seconds = result["measurements"]
+    for name, (first, second) in engines.RATIOS.items():
+        pairs = zip(seconds[first]["seconds"], seconds[second]["seconds"], strict=True)
+        per_run = [b / a for a, b in pairs]
+        assert result["ratios"][name] == pytest.approx(sum(per_run) / 2)
+    assert result["ray_bytes"] > 0
+    section = report.engines_section(result)
+    assert section[0] == "## Polars, DuckDB and Ray"
+    assert sum(line.startswith(("| `", "| Ray")) for line in section) == 3
 
 
 def test_output_cost_end_to_end_and_its_report(tmp_path: Path) -> None:
