@@ -104,7 +104,8 @@ def main(argv: list[str] | None = None) -> int:
         generate(big, args.ray_records, seed=1)
         import ray
 
-        ray.init(num_cpus=args.cpus, include_dashboard=False, log_to_driver=False)
+        # A Ray of its own (never one a `ray start` left running), quiet.
+        ray.init(address="local", num_cpus=args.cpus, include_dashboard=False, log_to_driver=False)
         try:
             seconds.update(interleaved(ray_ways(big), args.repeat))
         finally:

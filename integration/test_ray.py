@@ -33,6 +33,8 @@ from msgpack_reader_py.arrow import ArrowPieces, arrow_schema, read_table
 from msgpack_reader_py.options import ReadOptions
 from msgpack_reader_py.ranges import Proof, plan_ranges
 from msgpack_reader_py.ray import _read, _settle, _whole, read_msgpack
+from tests.encoders import DATA as DATA_DIR
+from tests.encoders import EVENT_FILES, Event, expected_events
 
 ITEMS = list(get_iter(600, seed=11))
 DATA = pack_items(ITEMS)
@@ -339,3 +341,12 @@ def test_the_whole_file_task_keeps_the_rows_before_its_error(directory: Path) ->
     assert table.column("id").to_pylist() == [item.id for item in ITEMS[:5]]
     assert isinstance(outcome.error, RecordError)
     assert (outcome.error.index, outcome.table) == (5, None)
+
+
+def test_every_encoder_s_nested_events_in_ranges(cluster: None) -> None:
+    # Go, Java, Node and Rust encoders' records, arrays and maps, nested: each file in ranges
+    # of about 500 bytes, all of them one dataset, in order.
+    paths = [str(DATA_DIR / name) for name in EVENT_FILES]
+    got = table_of(read_msgpack(paths, Event, blocksize=500))
+    assert got.equals(pa.concat_tables(read_table(path, Event) for path in paths))
+    assert got.column("id").to_pylist() == [e.id for e in expected_events()] * len(paths)

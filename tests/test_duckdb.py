@@ -3,6 +3,7 @@ stream through ``BatchReader.to_pyarrow()``."""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ from msgpack_reader_py import Item, generate
 from msgpack_reader_py.arrow import arrow_schema, read_batches, read_table
 from msgpack_reader_py.duckdb import read_msgpack, record_batches
 
+from .encoders import DATA, EVENT_FILES, Event, expected_events
 from .helpers import item_values, rec
 
 
@@ -122,3 +124,12 @@ def test_a_table_made_of_it_answers_many(parts: list[Path]) -> None:
     read_msgpack(parts, Item, connection=connection).create("items")
     assert connection.sql("SELECT count(*) FROM items").fetchall() == [(1503,)]
     assert connection.sql("SELECT min(id) FROM items").fetchall() == [(0,)]
+
+
+def test_every_encoder_s_nested_events(tmp_path: Path) -> None:
+    events = read_msgpack([DATA / name for name in EVENT_FILES], Event)
+    rows = _rows(events.query("events", 'SELECT id, "inner", attrs FROM events'))
+    expected = expected_events() * len(EVENT_FILES)
+    assert [row[0] for row in rows] == [e.id for e in expected]
+    assert [row[1] for row in rows] == [dataclasses.asdict(e.inner) for e in expected]
+    assert [row[2] for row in rows] == [e.attrs for e in expected]
