@@ -5,6 +5,7 @@ included) leaves nothing under the final name and a file already there untouched
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import secrets
@@ -27,10 +28,18 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[NamedOutput]:
     directory, name = os.path.split(os.path.abspath(target))
     temporary = None
     try:  # from the file's creation on: a stop (SIGTERM) right after it must remove it too
-        try:
-            handle, temporary = _create_beside(directory, name)
-        except OSError as exc:
-            raise OSError(exc.errno, exc.strerror, target) from exc
+        while True:
+            # Named before it is made: a handler that raises right after the system call
+            # (Python runs it there, before open's result is kept) leaves a name to remove.
+            temporary = os.path.join(directory, f".{name}.{secrets.token_hex(4)}.part")
+            try:
+                handle = os.open(temporary, _FLAGS, 0o666)
+                break
+            except FileExistsError:  # pragma: no cover - 2**32 names: a collision is a fluke
+                temporary = None  # another's file, never ours to remove
+            except OSError as exc:
+                temporary = None
+                raise OSError(exc.errno, exc.strerror, target) from exc
         with os.fdopen(handle, "wb") as out:
             yield NamedOutput(out, target)
         try:
@@ -39,24 +48,16 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[NamedOutput]:
             raise OSError(exc.errno, exc.strerror, target) from exc
     except BaseException:
         if temporary is not None:
-            os.unlink(temporary)
+            with contextlib.suppress(FileNotFoundError):  # stopped before it was made
+                os.unlink(temporary)
         raise
 
 
-def _create_beside(directory: str, name: str) -> tuple[int, str]:
-    """A new, empty file in ``directory``: its descriptor and path.
-
-    Created with mode 0666 so that the process's umask decides its permissions, as for any
-    new file (``tempfile.mkstemp`` would make it 0600); the random name makes it exclusive.
-    """
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-    flags |= getattr(os, "O_BINARY", 0)
-    while True:
-        temporary = os.path.join(directory, f".{name}.{secrets.token_hex(4)}.part")
-        try:
-            return os.open(temporary, flags, 0o666), temporary
-        except FileExistsError:  # pragma: no cover - 2**32 names: a collision is a fluke
-            continue
+# Mode 0666 so that the process's umask decides the new file's permissions, as for any new file
+# (``tempfile.mkstemp`` would make it 0600); O_EXCL and a random name make it ours alone.
+_FLAGS = (
+    os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+)
 
 
 class NamedOutput(io.RawIOBase):

@@ -544,7 +544,8 @@ def temporaries(out: Path) -> list[Path]:
 
 
 def assert_directory_holds(directory: Path, names: set[str]) -> None:
-    assert {entry.name for entry in directory.iterdir()} == names
+    found = {entry.name for entry in directory.iterdir()}
+    assert found == names, f"{directory} holds {sorted(found)}, not {sorted(names)}"
 
 
 @dataclasses.dataclass(frozen=True)

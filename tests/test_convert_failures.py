@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from msgpack_reader_py import Item
+from msgpack_reader_py import Item, atomic
 from msgpack_reader_py.cli import main
 from msgpack_reader_py.writers import OutputFormat
 
@@ -244,6 +244,32 @@ def test_output_onto_a_directory_fails_and_leaves_it(
     assert error_line(err).endswith(f": {os.strerror(errno.EISDIR)}")
     assert (out / "inside").read_bytes() == PREVIOUS
     assert_directory_holds(out, {"inside"})
+    assert_directory_holds(tmp_path, {out.name})
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, SystemExit])
+def test_a_stop_as_the_temporary_file_is_made_leaves_nothing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, stop: type[BaseException]
+) -> None:
+    # Python runs a signal's handler right after a system call returns, before its result is
+    # kept: the file exists, its descriptor is lost, and the handler raises (CI under load:
+    # a TERM sent as soon as the file appeared left it behind).
+    made: list[str] = []
+    real_open = os.open
+
+    def open_then_stopped(path: str, flags: int, mode: int = 0o777) -> int:
+        os.close(real_open(path, flags, mode))
+        made.append(path)
+        raise stop
+
+    monkeypatch.setattr(os, "open", open_then_stopped)
+    out = tmp_path / "out.csv"
+    out.write_bytes(PREVIOUS)
+    with pytest.raises(stop), atomic.replacing(out):
+        pytest.fail("the block never runs")  # pragma: no cover
+    monkeypatch.undo()
+    assert len(made) == 1
+    assert out.read_bytes() == PREVIOUS
     assert_directory_holds(tmp_path, {out.name})
 
 
