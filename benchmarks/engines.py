@@ -21,8 +21,6 @@ Each ratio is the median of the per-repeat ratios of the two ways it compares. N
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import statistics
 import tempfile
 from collections.abc import Callable
@@ -32,7 +30,7 @@ from typing import Any
 from msgpack_reader_py import Item, generate
 from msgpack_reader_py.streaming_reader_bench import write_result
 
-from .one_file import interleaved
+from .one_file import interleaved, measured
 
 RATIOS = {
     "polars_over_read_table": ("read_table", "polars_collect"),
@@ -124,13 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         "cpus": args.cpus,
         "repeat": args.repeat,
         "ratios": ratios,
-        "measurements": {
-            way: {"median_seconds": statistics.median(values), "seconds": values}
-            for way, values in seconds.items()
-        },
-        "python": platform.python_version(),
-        "machine": platform.platform(),
-        "cpu_count": os.cpu_count(),
+        **measured(seconds),
     }
     write_result(result, args.output)
     return 0

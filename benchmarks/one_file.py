@@ -165,6 +165,19 @@ def interleaved(ways: dict[str, Callable[[], None]], repeat: int) -> dict[str, l
     return seconds
 
 
+def measured(seconds: dict[str, list[float]]) -> dict[str, Any]:
+    """A result's measurements (each way's times and their median) and where they were made."""
+    return {
+        "measurements": {
+            way: {"median_seconds": statistics.median(values), "seconds": values}
+            for way, values in seconds.items()
+        },
+        "python": platform.python_version(),
+        "machine": platform.platform(),
+        "cpu_count": os.cpu_count(),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=2_000_000)
@@ -248,13 +261,7 @@ def main(argv: list[str] | None = None) -> int:
             n / f for n, f in zip(seconds["read_in_process_jobs_n"], seconds["floor"], strict=True)
         ),
         "guesses": guessed,
-        "measurements": {
-            way: {"median_seconds": statistics.median(values), "seconds": values}
-            for way, values in seconds.items()
-        },
-        "python": platform.python_version(),
-        "machine": platform.platform(),
-        "cpu_count": os.cpu_count(),
+        **measured(seconds),
     }
     write_result(result, args.output)
     return 0

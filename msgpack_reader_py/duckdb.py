@@ -10,16 +10,17 @@ Needs the ``duckdb`` extra (``pip install '.[duckdb]'`` in the project's clone).
 DuckDB reads any ``pyarrow.RecordBatchReader`` as a table, batch by batch, so SQL runs over
 a stream of any size in bounded memory: :func:`read_msgpack` hands it the batches of
 :func:`~msgpack_reader_py.arrow.read_batches`, file after file, and one stream works the same
-way through ``BatchReader.to_pyarrow()`` (a pipe, a socket, stdin). A stream is read once:
-the relation answers one query; for more, make a table of it first
-(``relation.create("events")``) or call :func:`read_msgpack` again. Broken data fails the
-query with ``duckdb.InvalidInputException``, whose message holds the reader's error (file,
-record index, byte offset, field).
+way through ``BatchReader.to_pyarrow()`` (a pipe, a socket, stdin). A relation over files
+reads them again for each query; one over a stream can be read once: DuckDB 2 refuses a second
+query over it, DuckDB 1 answers it with no rows, so make a table of a stream first
+(``duckdb.from_arrow(reader).create("events")``). Broken data fails the query with
+``duckdb.InvalidInputException``, whose message holds the reader's error (file, record index,
+byte offset, field).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._extras import missing_extra
@@ -41,6 +42,39 @@ if TYPE_CHECKING:
 __all__ = ["read_msgpack", "record_batches"]
 
 
+class _Files:
+    """Files of records as an Arrow stream that can be read again: DuckDB asks for a stream
+    (``__arrow_c_stream__``) each time it scans a relation, and each one reads the files anew,
+    so a relation over them answers every query (a ``RecordBatchReader`` is read once: DuckDB 2
+    refuses a second scan of it, DuckDB 1 gives it no rows)."""
+
+    def __init__(
+        self,
+        source: Paths,
+        record_type: Any,
+        columns: Sequence[str] | None,
+        infer_from: int | None,
+        options: ReadOptions,
+        reading: dict[str, Any],
+    ) -> None:
+        self.files = local_files(source)
+        if record_type is None:
+            record_type = files_type(self.files, infer_from, options, "a DuckDB column")
+            reading["workers"] = None  # an inferred type lives in this process only
+        self.record_type = record_type
+        self.schema = ArrowPieces.of(columns).schema(record_type)
+        self.reading = {**reading, "columns": columns, "options": options}
+
+    def reader(self) -> pa.RecordBatchReader:
+        """A new stream of the files' batches, read as it is consumed."""
+        batches = files_batches(self.files, self.record_type, **self.reading)
+        return pa.RecordBatchReader.from_batches(self.schema, batches)
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        stream: Callable[[object], object] = self.reader().__arrow_c_stream__
+        return stream(requested_schema)
+
+
 def record_batches(
     source: Paths,
     record_type: Any = None,
@@ -58,22 +92,12 @@ def record_batches(
     writer take. ``record_type`` ``None``: inferred now from every record of the files, as
     ``msgpack-reader convert`` infers it for Parquet (``infer_from``: from the first N only).
     The other arguments are :func:`~msgpack_reader_py.arrow.read_batches`'; ``workers`` only
-    with a ``record_type``. A reader's error names the file it was read from."""
+    with a ``record_type``. A reader's error names the file it was read from. It is read
+    once, as it is consumed."""
     read = ReadOptions.of(options, dict(keywords), "record_batches()")
     refuse_follow(read, "record_batches()")
-    files = local_files(source)
-    if record_type is None:
-        record_type = files_type(files, infer_from, read, "a DuckDB column")
-        workers = None  # an inferred type lives in this process only
-    schema = ArrowPieces.of(columns).schema(record_type)
-    arguments = {
-        "batch_size": batch_size,
-        "columns": columns,
-        "workers": workers,
-        "blocksize": blocksize,
-        "options": read,
-    }
-    return pa.RecordBatchReader.from_batches(schema, files_batches(files, record_type, **arguments))
+    reading = {"batch_size": batch_size, "workers": workers, "blocksize": blocksize}
+    return _Files(source, record_type, columns, infer_from, read, reading).reader()
 
 
 def read_msgpack(
@@ -89,20 +113,15 @@ def read_msgpack(
     options: ReadOptions | None = None,
     **keywords: Unpack[ReadKeywords],
 ) -> duckdb.DuckDBPyRelation:
-    """A DuckDB relation of the records of the files ``source`` names, streamed: query it
-    with SQL by its Python name (``duckdb.sql("SELECT ... FROM events")``) or with the
-    relation's methods; it answers one query (see the module's docstring). ``connection``:
+    """A DuckDB relation of the records of the files ``source`` names: query it with SQL by
+    its Python name (``duckdb.sql("SELECT ... FROM events")``) or with the relation's methods.
+    Each query reads the files again, as they are then, in bounded memory; for many queries
+    over large files, make a table of it once (``relation.create("events")``). ``connection``:
     the DuckDB connection to make it in (default: DuckDB's default one). The other arguments
-    are :func:`record_batches`'."""
+    are :func:`record_batches`'; the files are listed, and an untyped stream's types
+    inferred, now."""
     read = ReadOptions.of(options, dict(keywords), "read_msgpack()")
-    batches = record_batches(
-        source,
-        record_type,
-        columns=columns,
-        batch_size=batch_size,
-        workers=workers,
-        blocksize=blocksize,
-        infer_from=infer_from,
-        options=read,
-    )
-    return (connection or duckdb.default_connection()).from_arrow(batches)
+    refuse_follow(read, "read_msgpack()")
+    reading = {"batch_size": batch_size, "workers": workers, "blocksize": blocksize}
+    files = _Files(source, record_type, columns, infer_from, read, reading)
+    return (connection or duckdb.default_connection()).from_arrow(files)

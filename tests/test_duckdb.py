@@ -112,11 +112,23 @@ def test_broken_data_fails_the_query_with_the_reader_s_location(tmp_path: Path) 
     assert f"{path}: record 1 at byte {len(good)}: field `filename`" in message
 
 
-def test_a_relation_answers_one_query(parts: list[Path]) -> None:
-    relation = read_msgpack(parts[0], Item)
-    assert relation.aggregate("count(*)").fetchall() == [(500,)]
-    with pytest.raises(duckdb.InvalidInputException, match="consumed"):
-        relation.aggregate("count(*)").fetchall()
+def test_a_relation_over_files_answers_every_query(tmp_path: Path) -> None:
+    path = tmp_path / "grows.msgpack"
+    path.write_bytes(b"".join(rec(*item_values(id=i)) for i in range(3)))
+    relation = read_msgpack(path, Item)
+    assert relation.aggregate("count(*)").fetchall() == [(3,)]
+    assert relation.aggregate("sum(id)").fetchall() == [(3,)]
+    with path.open("ab") as grown:  # each query reads the file as it is then
+        grown.write(rec(*item_values(id=3)))
+    assert relation.filter("id > 1").aggregate("count(*)").fetchall() == [(2,)]
+
+
+def test_a_stream_made_a_table_answers_many(parts: list[Path]) -> None:
+    connection = duckdb.connect()
+    with parts[0].open("rb") as stream, read_batches(stream, Item) as batches:  # read once
+        connection.from_arrow(batches.to_pyarrow()).create("items")
+    assert connection.sql("SELECT count(*) FROM items").fetchall() == [(500,)]
+    assert connection.sql("SELECT max(id) FROM items").fetchall() == [(499,)]
 
 
 def test_a_table_made_of_it_answers_many(parts: list[Path]) -> None:
