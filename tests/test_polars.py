@@ -282,3 +282,14 @@ def test_the_scan_takes_what_polars_hands_it(items: Path, table: pl.DataFrame) -
     got = pl.concat(scan(["id"], wanted, 7, 10))
     assert_frame_equal(got, table.filter(wanted).select("id").head(7))
     assert list(scan(None, None, 0, None)) == []
+
+
+def test_the_streaming_engine_and_a_sink(tmp_path: Path, items: Path, table: pl.DataFrame) -> None:
+    # Polars' streaming engine pulls the scan's batches as it goes: a file to Parquet in
+    # bounded memory, and a head that stops early there too.
+    lazy = scan_msgpack(items, Item, batch_size=500)
+    lazy.filter(pl.col("line") % 3 == 0).sink_parquet(tmp_path / "out.parquet")
+    expected = table.filter(pl.col("line") % 3 == 0)
+    assert_frame_equal(pl.read_parquet(tmp_path / "out.parquet"), expected)
+    streamed = lazy.select("id").head(4).collect(engine="streaming")
+    assert streamed["id"].to_list() == [0, 1, 2, 3]
