@@ -62,6 +62,7 @@ def scan_msgpack(
     workers: int | None = None,
     blocksize: int | None = None,
     infer_from: int | None = None,
+    include_file_paths: str | None = None,
     options: ReadOptions | None = None,
     **keywords: Unpack[ReadKeywords],
 ) -> pl.LazyFrame:
@@ -83,6 +84,8 @@ def scan_msgpack(
             this process only) and not for a scan with a row limit, which stops early instead.
         infer_from: infer the record type from the first N records only; a later record that
             does not fit it then fails the scan (default: every record).
+        include_file_paths: the name of a ``String`` column, after the fields, holding the
+            path of the file each row was read from, as Polars' own scans take it.
         options, **keywords: the reading options (:class:`~msgpack_reader_py.options.ReadOptions`:
             ``ext_hook``, ``on_error``, ``max_record_size``, ...; not ``follow``).
     """
@@ -97,8 +100,18 @@ def scan_msgpack(
         record_type = files_type(files, infer_from, read, "a Polars column")
         workers = None  # an inferred type lives in this process only
     names = tuple(arrow_schema(record_type).names)
-    scan = _Scan(tuple(files), record_type, names, read, batch_size, workers, blocksize)
-    return register_io_source(scan, schema=polars_schema(record_type), is_pure=True)
+    schema = polars_schema(record_type)
+    if include_file_paths is not None:
+        if include_file_paths in names:
+            raise ValueError(
+                f"include_file_paths={include_file_paths!r} names a field of the records: "
+                "choose another name for the column of file paths"
+            )
+        schema = pl.Schema([*schema.items(), (include_file_paths, pl.String())])
+    scan = _Scan(
+        tuple(files), record_type, names, read, batch_size, workers, blocksize, include_file_paths
+    )
+    return register_io_source(scan, schema=schema, is_pure=True)
 
 
 def read_msgpack(
@@ -109,6 +122,7 @@ def read_msgpack(
     workers: int | None = None,
     blocksize: int | None = None,
     infer_from: int | None = None,
+    include_file_paths: str | None = None,
     options: ReadOptions | None = None,
     **keywords: Unpack[ReadKeywords],
 ) -> pl.DataFrame:
@@ -122,6 +136,7 @@ def read_msgpack(
         workers=workers,
         blocksize=blocksize,
         infer_from=infer_from,
+        include_file_paths=include_file_paths,
         options=read,
     ).collect()
 
@@ -138,6 +153,7 @@ class _Scan:
     batch_size: int | None
     workers: int | None
     blocksize: int | None
+    path_column: str | None = None
 
     def __call__(
         self,
@@ -146,13 +162,15 @@ class _Scan:
         n_rows: int | None,
         batch_size: int | None,
     ) -> Iterator[pl.DataFrame]:
+        every = [*self.names, *([self.path_column] if self.path_column else [])]
         # No column at all still needs the rows: Polars itself asks for one to count them.
-        wanted = list(with_columns or self.names[:1] if with_columns is not None else self.names)
+        wanted = list(with_columns or every[:1] if with_columns is not None else every)
         # Polars applies no filter it handed the scan again: every row out must pass it,
         # so the columns it reads are built too, then dropped.
         needed = list(wanted)
         if predicate is not None:
             needed += [c for c in predicate.meta.root_names() if c not in needed]
+        read = [c for c in needed if c != self.path_column] or list(self.names[:1])
         size = self.batch_size or batch_size or DEFAULT_BATCH_SIZE
         if n_rows is not None and predicate is None:
             size = max(1, min(size, n_rows))
@@ -160,10 +178,12 @@ class _Scan:
         for name in self.files:
             if left == 0:
                 return
-            for frame in self._file(name, needed, size, left is None):
+            for frame in self._file(name, read, size, left is None):
+                if self.path_column in needed:
+                    frame = frame.with_columns(pl.lit(name, pl.String).alias(self.path_column))
                 if predicate is not None:
                     frame = frame.filter(predicate)
-                if needed != wanted:
+                if frame.columns != wanted:
                     frame = frame.select(wanted)
                 if left is not None:
                     if frame.height >= left:

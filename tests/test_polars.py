@@ -293,3 +293,23 @@ def test_the_streaming_engine_and_a_sink(tmp_path: Path, items: Path, table: pl.
     assert_frame_equal(pl.read_parquet(tmp_path / "out.parquet"), expected)
     streamed = lazy.select("id").head(4).collect(engine="streaming")
     assert streamed["id"].to_list() == [0, 1, 2, 3]
+
+
+def test_include_file_paths_names_each_row_s_file(tmp_path: Path) -> None:
+    for number in range(3):
+        generate(tmp_path / f"part-{number}.msgpack", 5 + number, seed=number)
+    lazy = scan_msgpack(str(tmp_path / "part-*.msgpack"), Item, include_file_paths="file")
+    assert lazy.collect_schema()["file"] == pl.String
+    frame = lazy.collect()
+    assert frame.columns[-1] == "file"
+    names = [str(tmp_path / f"part-{n}.msgpack") for n in range(3)]
+    assert frame["file"].to_list() == [names[0]] * 5 + [names[1]] * 6 + [names[2]] * 7
+    # The column in a filter, alone, and not at all.
+    picked = lazy.filter(pl.col("file").str.ends_with("-1.msgpack")).select("id").collect()
+    assert picked["id"].to_list() == read_msgpack(names[1], Item)["id"].to_list()
+    assert lazy.select("file").unique(maintain_order=True).collect()["file"].to_list() == names
+    assert lazy.select(pl.len()).collect().item() == 18
+    assert lazy.select("id").collect().columns == ["id"]
+    assert read_msgpack(names[0], Item, include_file_paths="f").height == 5
+    with pytest.raises(ValueError, match="names a field"):
+        scan_msgpack(names[0], Item, include_file_paths="id")
