@@ -53,6 +53,7 @@ from msgpack_reader_py.ranges import RangeStats
 from msgpack_reader_py.seek import Counting
 from msgpack_reader_py.streaming_reader_bench import write_result
 
+from .output_cost import installed_environment
 from .scale_out import local_cluster
 
 PAIRS = {
@@ -72,9 +73,7 @@ first way's time over the second's too: below 1/0.4 = 2.5 means slower than 0.4x
 def cli(*arguments: str) -> Callable[[], None]:
     """A run of the command line, in a process of its own."""
     command = [sys.executable, "-m", "msgpack_reader_py", *arguments]
-    # As installed packages are run: with their bytecode cached (a machine that sets
-    # PYTHONDONTWRITEBYTECODE compiles pyarrow's and pandas' modules anew in every process).
-    environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    environment = installed_environment()
 
     def run() -> None:
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=environment)

@@ -115,9 +115,10 @@ def shown(name: str, destination: str) -> str:
     return command_line(name, destination, program="msgpack-reader", source="FILE", out="OUT")
 
 
-def _environment() -> dict[str, str]:
-    # As installed packages are run: with their bytecode cached (a machine that sets
-    # PYTHONDONTWRITEBYTECODE compiles pyarrow's modules anew in every process).
+def installed_environment() -> dict[str, str]:
+    """This process's environment, for a command run as installed packages are: with their
+    bytecode cached (a machine that sets PYTHONDONTWRITEBYTECODE compiles pyarrow's and
+    pandas' modules anew in every process)."""
     return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
@@ -130,7 +131,7 @@ def run(line: str) -> tuple[float, float, str]:
         ["bash", "-c", f"set -o pipefail; {line}"],
         capture_output=True,
         text=True,
-        env=_environment(),
+        env=installed_environment(),
     )
     seconds = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -34,6 +34,7 @@ except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subproce
     raise missing_extra(exc, "arrow", feature="msgpack_reader_py.arrow") from None
 
 from ._cache import cached
+from ._log import note_skipped
 from .columns import annotation_text, columns_of, members
 from .decoding import plain_values
 from .delivery import Plan
@@ -53,7 +54,6 @@ from .record_type import (
 )
 from .sources import Source
 from .streaming_reader import SourceReader, chained, check_start
-from .tasks import note_skipped
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -256,6 +256,12 @@ class _ArrowColumns:
         return None
 
 
+def check_batch_size(batch_size: int) -> None:
+    """Refuse a ``batch_size`` that is not a positive int (``ValueError``)."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
+        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+
+
 def _positions(schema: pa.Schema, columns: Sequence[str]) -> list[int]:
     names = schema.names
     unknown = [name for name in columns if name not in names]
@@ -330,8 +336,7 @@ class BatchReader(SourceReader[pa.RecordBatch]):
         **keywords: Unpack[ReadKeywords],
     ) -> None:
         read = ReadOptions.of(options, dict(keywords), "BatchReader()")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
-            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        check_batch_size(batch_size)
         job = ArrowPieces.of(columns)
         self.schema = job.schema(record_type)  # bad columns refused at the call
         self.batch_size = batch_size

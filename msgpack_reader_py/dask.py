@@ -15,7 +15,6 @@ set to the file's name (a path, or a URL off the local filesystem).
 
 from __future__ import annotations
 
-import re
 import typing
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -35,8 +34,10 @@ try:
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
     raise missing_extra(exc, "dask", feature="msgpack_reader_py.dask") from None
 
+from ._log import note_skipped
 from .arrow import ArrowPieces, arrow_schema, read_batches
 from .errors import ReaderError
+from .files import is_glob
 from .model import Item
 from .options import ReadKeywords, ReadOptions, refuse_follow
 from .ranges import (
@@ -50,7 +51,6 @@ from .ranges import (
     splittable,
 )
 from .streaming_reader import StreamingReader
-from .tasks import note_skipped, proof_after, raise_in, settled, where
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -58,7 +58,6 @@ if TYPE_CHECKING:
 __all__ = ["open_files", "pandas_dtypes", "read_bag", "read_dataframe"]
 
 UrlPath = str | Sequence[str]
-_GLOB = re.compile(r"[*?[]")
 
 
 def open_files(urlpath: UrlPath, storage_options: dict[str, Any] | None = None) -> list[OpenFile]:
@@ -73,7 +72,7 @@ def open_files(urlpath: UrlPath, storage_options: dict[str, Any] | None = None) 
     files: list[OpenFile] = []
     for pattern in patterns:
         fs, path = url_to_fs(pattern, **(storage_options or {}))
-        if _GLOB.search(path):
+        if is_glob(path):
             found = fs.glob(path, detail=True)
             paths = sorted(name for name, info in found.items() if info["type"] != "directory")
             if not paths:
@@ -109,11 +108,21 @@ def _pieces(
     pieces = []
     for byte_range in ranges:
         read = delayed(read_range, pure=True)(file, byte_range, *arguments)
-        pieces.append(delayed(settled, pure=True)(read, proof, file, arguments))
-        proof = delayed(proof_after, pure=True)(
-            delayed(where, pure=True)(read), proof, file, arguments
+        pieces.append(delayed(_settled, pure=True)(read, proof, file, arguments))
+        proof = delayed(_proof_after, pure=True)(
+            delayed(Piece.where, pure=True)(read), proof, file, arguments
         )
     return pieces
+
+
+def _proof_after(piece: Piece, proof: Proof, file: OpenFile, arguments: Any) -> Proof:
+    return proof.settle(piece, file, arguments)[1]
+
+
+def _settled(piece: Piece, proof: Proof, file: OpenFile, arguments: Any) -> Piece:
+    """``piece`` as the sequential read has it (read again, in this task, from the proved
+    start where the guess was wrong)."""
+    return proof.settle(piece, file, arguments)[0]
 
 
 def _records(file: OpenFile, record_type: Any, options: ReadOptions) -> list[Any]:
@@ -153,16 +162,23 @@ def _frame(
 
 def _piece_records(piece: Piece, file: OpenFile) -> list[Any]:
     """One partition of :func:`read_bag` for a byte range: its proved records."""
-    raise_in(piece, _name(file))
+    _raise_in(piece, file)
     records: list[Any] = piece.value
     return records
 
 
 def _piece_frame(piece: Piece, file: OpenFile, schema: pa.Schema) -> pd.DataFrame:
     """One partition of :func:`read_dataframe` for a byte range: its proved rows."""
-    raise_in(piece, _name(file))
+    _raise_in(piece, file)
     batches = [pa.RecordBatch.from_struct_array(array) for array in piece.value]
     return _to_pandas(pa.Table.from_batches(batches, schema=schema))
+
+
+def _raise_in(piece: Piece, file: OpenFile) -> None:
+    """Say what the range skipped; raise its error, naming the file."""
+    note_skipped(_name(file), piece.skipped, piece.errors)
+    if piece.error is not None:
+        raise piece.error.in_source(_name(file)) from None
 
 
 def _blocksize(blocksize: int | str | None) -> int | None:

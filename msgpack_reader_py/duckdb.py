@@ -31,7 +31,7 @@ try:
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
     raise missing_extra(exc, "duckdb", feature="msgpack_reader_py.duckdb") from None
 
-from .arrow import DEFAULT_BATCH_SIZE, ArrowPieces, files_batches
+from .arrow import DEFAULT_BATCH_SIZE, ArrowPieces, check_batch_size, files_batches
 from .files import Paths, local_files
 from .inferred import files_type
 from .options import ReadKeywords, ReadOptions, refuse_follow
@@ -46,24 +46,21 @@ class _Files:
     """Files of records as an Arrow stream that can be read again: DuckDB asks for a stream
     (``__arrow_c_stream__``) each time it scans a relation, and each one reads the files anew,
     so a relation over them answers every query (a ``RecordBatchReader`` is read once: DuckDB 2
-    refuses a second scan of it, DuckDB 1 gives it no rows)."""
+    refuses a second scan of it, DuckDB 1 gives it no rows). What can be refused is refused
+    when it is made, not inside a query."""
 
     def __init__(
-        self,
-        source: Paths,
-        record_type: Any,
-        columns: Sequence[str] | None,
-        infer_from: int | None,
-        options: ReadOptions,
-        reading: dict[str, Any],
+        self, source: Paths, record_type: Any, options: ReadOptions, **reading: Any
     ) -> None:
+        check_batch_size(reading["batch_size"])
+        infer_from = reading.pop("infer_from")
         self.files = local_files(source)
         if record_type is None:
             record_type = files_type(self.files, infer_from, options, "a DuckDB column")
             reading["workers"] = None  # an inferred type lives in this process only
         self.record_type = record_type
-        self.schema = ArrowPieces.of(columns).schema(record_type)
-        self.reading = {**reading, "columns": columns, "options": options}
+        self.schema = ArrowPieces.of(reading["columns"]).schema(record_type)
+        self.reading = {**reading, "options": options}
 
     def reader(self) -> pa.RecordBatchReader:
         """A new stream of the files' batches, read as it is consumed."""
@@ -73,6 +70,12 @@ class _Files:
     def __arrow_c_stream__(self, requested_schema: object = None) -> object:
         stream: Callable[[object], object] = self.reader().__arrow_c_stream__
         return stream(requested_schema)
+
+
+def _options(options: ReadOptions | None, keywords: dict[str, Any], caller: str) -> ReadOptions:
+    read = ReadOptions.of(options, keywords, caller)
+    refuse_follow(read, caller)
+    return read
 
 
 def record_batches(
@@ -94,10 +97,17 @@ def record_batches(
     The other arguments are :func:`~msgpack_reader_py.arrow.read_batches`'; ``workers`` only
     with a ``record_type``. A reader's error names the file it was read from. It is read
     once, as it is consumed."""
-    read = ReadOptions.of(options, dict(keywords), "record_batches()")
-    refuse_follow(read, "record_batches()")
-    reading = {"batch_size": batch_size, "workers": workers, "blocksize": blocksize}
-    return _Files(source, record_type, columns, infer_from, read, reading).reader()
+    read = _options(options, dict(keywords), "record_batches()")
+    return _Files(
+        source,
+        record_type,
+        read,
+        columns=columns,
+        batch_size=batch_size,
+        workers=workers,
+        blocksize=blocksize,
+        infer_from=infer_from,
+    ).reader()
 
 
 def read_msgpack(
@@ -120,8 +130,15 @@ def read_msgpack(
     the DuckDB connection to make it in (default: DuckDB's default one). The other arguments
     are :func:`record_batches`'; the files are listed, and an untyped stream's types
     inferred, now."""
-    read = ReadOptions.of(options, dict(keywords), "read_msgpack()")
-    refuse_follow(read, "read_msgpack()")
-    reading = {"batch_size": batch_size, "workers": workers, "blocksize": blocksize}
-    files = _Files(source, record_type, columns, infer_from, read, reading)
+    read = _options(options, dict(keywords), "read_msgpack()")
+    files = _Files(
+        source,
+        record_type,
+        read,
+        columns=columns,
+        batch_size=batch_size,
+        workers=workers,
+        blocksize=blocksize,
+        infer_from=infer_from,
+    )
     return (connection or duckdb.default_connection()).from_arrow(files)

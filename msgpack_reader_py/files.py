@@ -7,12 +7,17 @@ import glob
 import os
 from collections.abc import Sequence
 
-__all__ = ["Paths", "local_files"]
+__all__ = ["Paths", "is_glob", "local_files"]
 
 Paths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 """A path, a glob (``*``, ``?``, ``[...]``, ``**`` for any depth), or a list of them."""
 
 _GLOB = frozenset("*?[")
+
+
+def is_glob(path: str) -> bool:
+    """Whether ``path`` is a pattern (``*``, ``?`` or ``[...]`` in it), not a name."""
+    return not _GLOB.isdisjoint(path)
 
 
 def local_files(paths: Paths) -> list[str]:
@@ -28,7 +33,7 @@ def local_files(paths: Paths) -> list[str]:
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"a path is a str or os.PathLike, got {type(path).__name__}")
         name = os.fsdecode(path)
-        if _GLOB.isdisjoint(name):
+        if not is_glob(name):
             files.append(name)
             continue
         found = sorted(f for f in glob.glob(name, recursive=True) if not os.path.isdir(f))

@@ -35,7 +35,7 @@ try:
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
     raise missing_extra(exc, "polars", feature="msgpack_reader_py.polars") from None
 
-from .arrow import DEFAULT_BATCH_SIZE, arrow_schema, files_batches
+from .arrow import DEFAULT_BATCH_SIZE, arrow_schema, check_batch_size, files_batches
 from .files import Paths, local_files
 from .inferred import files_type
 from .options import ReadKeywords, ReadOptions, refuse_follow
@@ -91,10 +91,8 @@ def scan_msgpack(
     """
     read = ReadOptions.of(options, dict(keywords), "scan_msgpack()")
     refuse_follow(read, "scan_msgpack()")
-    if batch_size is not None and (
-        isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0
-    ):
-        raise ValueError(f"batch_size must be a positive int or None, got {batch_size!r}")
+    if batch_size is not None:
+        check_batch_size(batch_size)
     files = local_files(source)
     if record_type is None:
         record_type = files_type(files, infer_from, read, "a Polars column")
@@ -164,7 +162,7 @@ class _Scan:
     ) -> Iterator[pl.DataFrame]:
         every = [*self.names, *([self.path_column] if self.path_column else [])]
         # No column at all still needs the rows: Polars itself asks for one to count them.
-        wanted = list(with_columns or every[:1] if with_columns is not None else every)
+        wanted = every if with_columns is None else list(with_columns) or every[:1]
         # Polars applies no filter it handed the scan again: every row out must pass it,
         # so the columns it reads are built too, then dropped.
         needed = list(wanted)
@@ -178,7 +176,7 @@ class _Scan:
         for name in self.files:
             if left == 0:
                 return
-            for frame in self._file(name, read, size, left is None):
+            for frame in self._file(name, read, size, parallel=left is None):
                 if self.path_column in needed:
                     frame = frame.with_columns(pl.lit(name, pl.String).alias(self.path_column))
                 if predicate is not None:
@@ -193,10 +191,10 @@ class _Scan:
                 yield frame
 
     def _file(
-        self, name: str, columns: Sequence[str], size: int, whole: bool
+        self, name: str, columns: Sequence[str], size: int, *, parallel: bool
     ) -> Iterator[pl.DataFrame]:
         # No process pool for a scan with a row limit: it stops in milliseconds instead.
-        workers = self.workers if whole else None
+        workers = self.workers if parallel else None
         batches = files_batches(
             [name],
             self.record_type,

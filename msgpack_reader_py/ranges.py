@@ -184,6 +184,11 @@ class Piece:
     """The error its chain ended with; it ends the file's records."""
     guess_seconds: float = 0.0
 
+    def where(self) -> Piece:
+        """What a proof needs of the piece: where its records run, without them (a chain of
+        tasks that proves the ranges then moves no records)."""
+        return dataclasses.replace(self, value=None)
+
 
 @dataclasses.dataclass
 class RangeStats:

@@ -9,9 +9,9 @@ Needs the ``ray`` extra (``pip install '.[ray]'`` in the project's clone).
 
 A file is cut into byte ranges, each read by its own task anywhere on the cluster; where each
 range's first record starts is guessed, then proved by a chain of small tasks that pass on
-only where each range's records run (:mod:`~msgpack_reader_py.ranges`,
-:mod:`~msgpack_reader_py.tasks`), so the dataset's rows, their order and any error are exactly
-those of :func:`~msgpack_reader_py.arrow.read_table` reading each file in turn.
+only where each range's records run (:mod:`~msgpack_reader_py.ranges`), so the dataset's rows,
+their order and any error are exactly those of :func:`~msgpack_reader_py.arrow.read_table`
+reading each file in turn.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ try:
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
     raise missing_extra(exc, "ray", feature="msgpack_reader_py.ray") from None
 
+from ._log import note_skipped
 from .arrow import ArrowPieces, read_batches
 from .errors import ReaderError, RecordError
 from .files import Paths, local_files
@@ -48,7 +49,6 @@ from .ranges import (
     size_of,
     splittable,
 )
-from .tasks import note_skipped, where
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -102,7 +102,7 @@ def _read(
     where the dataset takes it from), and apart from them where its records run, all that the
     proof takes, so that the chain moves no rows."""
     piece = read_range(path, byte_range, *arguments)
-    return _table(piece.value, schema), where(piece)
+    return _table(piece.value, schema), piece.where()
 
 
 def _settle(

@@ -633,7 +633,8 @@ def _dictionary_columns(schema: pa.Schema, sample: pa.Table | None) -> list[str]
             distinct = pc.count_distinct(sample.column(field.name)).as_py()
             if 2 * distinct >= sample.num_rows:
                 varied.add(field.name)
-    return [leaf for leaf in leaves if leaf.split(".", 1)[0] not in varied]
+    # A plain column's one leaf is its name (dots and all); nested columns are never varied.
+    return [leaf for leaf in leaves if leaf not in varied]
 
 
 class _Kept(io.RawIOBase):

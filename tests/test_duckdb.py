@@ -145,3 +145,14 @@ def test_every_encoder_s_nested_events(tmp_path: Path) -> None:
     assert [row[0] for row in rows] == [e.id for e in expected]
     assert [row[1] for row in rows] == [dataclasses.asdict(e.inner) for e in expected]
     assert [row[2] for row in rows] == [e.attrs for e in expected]
+
+
+def test_bad_arguments_are_refused_at_the_call_not_in_a_query(parts: list[Path]) -> None:
+    with pytest.raises(ValueError, match="batch_size"):
+        read_msgpack(parts[0], Item, batch_size=0)
+    with pytest.raises(ValueError, match="follow"):
+        read_msgpack(parts[0], Item, follow=True)
+    with pytest.raises(TypeError, match="not a str"):
+        record_batches(parts[0], Item, columns="id")
+    with pytest.raises(FileNotFoundError, match="no files match"):
+        read_msgpack(str(parts[0].parent / "none-*.msgpack"), Item)

@@ -16,7 +16,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from msgpack_reader_py import DecodeError, Item, RecordError, TruncatedStreamError, generate
+from msgpack_reader_py import (
+    DecodeError,
+    Item,
+    RecordError,
+    TruncatedStreamError,
+    generate,
+)
 from msgpack_reader_py.arrow import read_table
 from msgpack_reader_py.convert import convert
 from msgpack_reader_py.infer import InferenceError
@@ -194,9 +200,16 @@ def test_compressed_files_are_read(tmp_path: Path, items: Path, table: pl.DataFr
     assert_frame_equal(read_msgpack(path, Item, workers=2), table)
 
 
-def test_workers_read_ranges_with_the_sequential_result(items: Path, table: pl.DataFrame) -> None:
+def test_workers_read_ranges_with_the_sequential_result(
+    splits: list[int], items: Path, table: pl.DataFrame
+) -> None:
     frame = read_msgpack(items, Item, workers=2, blocksize=10_000)
     assert_frame_equal(frame, table)
+    assert len(splits) == 1  # really read by worker processes, in ranges
+    assert splits[0] > 2
+    splits.clear()
+    assert scan_msgpack(items, Item, workers=2, blocksize=10_000).head(3).collect().height == 3
+    assert splits == []  # a head stops early in this process instead
 
 
 def test_bad_arguments_are_refused_at_the_call(items: Path) -> None:
