@@ -116,10 +116,6 @@ class Columns:
             owned.update(dict.fromkeys(kind.tags, positions))
         return owned
 
-    def text_fields(self) -> list[int]:
-        """The positions of the fields that hold ``str`` (or ``str | None``)."""
-        return [p for p, a in enumerate(self.annotations) if members(a)[0] is str]
-
 
 @cached(maxsize=256)
 def columns_of(record_type: Any) -> Columns:

@@ -140,8 +140,9 @@ def convert(
     Formats: ``parquet`` (one row group per batch of up to 65536 records, or exactly
     ``row_group_size`` records in each row group but the last, cut at the same records with
     any ``workers``), ``arrow`` (the Arrow IPC file format, also known as Feather v2),
-    ``csv`` (a header row, then one row per record; a value that is not a number or text is
-    its JSON text), ``jsonl`` (one JSON value per line: a record is an object keyed by field
+    ``csv`` (a header row, then one row per record; text as it is, anything else as its JSON
+    text, as :class:`~msgpack_reader_py.writers.CsvRows` writes it),
+    ``jsonl`` (one JSON value per line: a record is an object keyed by field
     name), ``table`` (aligned columns for a person to read, as
     :class:`~msgpack_reader_py.writers.TableRows` lays them out). JSON is written as
     :mod:`~msgpack_reader_py.writers` describes; ``allow_nan`` writes NaN and the infinities

@@ -20,8 +20,11 @@ Rendered as JSON (:class:`JsonLines`, :func:`json_text`):
 Typed records render the same way: a record is an object keyed by its fields' names, a
 ``datetime`` RFC 3339 text (to the microsecond), an ``Enum`` its value.
 
-CSV (:class:`CsvRows`) has a header row of field names, then one row per record; a value that
-is not text, a number or a bool is its JSON text (``bytes`` as base64), ``None`` an empty cell.
+CSV (:class:`CsvRows`, RFC 4180) has a header row of field names, then one row per record:
+text as it is, quoted only where it holds a comma, a quote or a line break; ``None`` an empty
+cell; NaN and the infinities ``nan``, ``inf``, ``-inf``; any other value its JSON text as
+above (``true``, ``1e-7``, ``[1,2]``), or the text a JSON string of it holds (``bytes`` as
+base64, a timestamp as RFC 3339).
 """
 
 from __future__ import annotations
@@ -31,9 +34,13 @@ import csv
 import io
 import itertools
 import json
+import math
 import operator
+import re
 import sys
 import threading
+import types
+import typing
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -43,8 +50,9 @@ import msgpack
 import msgspec
 from msgspec.msgpack import Ext
 
-from .columns import Columns, columns_of, members
+from .columns import columns_of, members
 from .ext import rfc3339
+from .record_type import literal_values
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -55,16 +63,18 @@ __all__ = [
     "DEFAULT_COMPRESSION",
     "FORMATS",
     "Compression",
+    "CsvKind",
     "CsvRows",
     "JsonLines",
     "OutputFormat",
     "TableRows",
     "columns_out",
+    "csv_cell",
+    "csv_kind",
     "cut",
     "display_width",
     "json_text",
     "output_settings",
-    "text_cell",
     "text_out",
 ]
 
@@ -187,19 +197,20 @@ class JsonLines:
             except _UNWRITABLE:
                 pass  # a key msgspec does not write: record by record, the slow way
             else:
-                self._write_bytes(lines)
+                _write_bytes(self._out, lines)
                 return
         self._out.write("".join(json_text(v, allow_nan=self._allow_nan) + "\n" for v in batch))
 
-    def _write_bytes(self, lines: bytes) -> None:
-        """UTF-8 as msgspec made it, to the bytes under a text stream where it has them: not
-        decoded to be encoded again."""
-        buffer = getattr(self._out, "buffer", None)
-        if buffer is None:
-            self._out.write(lines.decode("utf-8"))
-            return
-        self._out.flush()  # what was written as text goes first
-        buffer.write(lines)
+
+def _write_bytes(out: IO[str], lines: bytes) -> None:
+    """UTF-8 as msgspec made it, to the bytes under a text stream where it has them: not
+    decoded to be encoded again."""
+    buffer = getattr(out, "buffer", None)
+    if buffer is None:
+        out.write(lines.decode("utf-8"))
+        return
+    out.flush()  # what was written as text goes first
+    buffer.write(lines)
 
 
 def _objects(
@@ -290,7 +301,7 @@ def _table_cell(value: Any) -> tuple[str, bool]:
         return ("true" if value else "false"), False
     if isinstance(value, (int, float)):
         return cut(repr(value)), True
-    cell = text_cell(value)
+    cell = csv_cell(value)
     text = "" if cell is None else str(cell)
     if not text.isprintable():
         text = json_text(text)[1:-1]  # a line break or a tab would break the table
@@ -315,75 +326,158 @@ def cut(text: str, width: int | None = None) -> str:
     return text + "…"
 
 
-def text_cell(value: Any) -> Any:
-    """A CSV cell: ``None``, text and numbers as they are, anything else as its JSON text (a
-    ``datetime``, a timestamp or ``bytes`` as the string that text holds)."""
-    if value is None or isinstance(value, (str, int, float)):
+CsvKind = Literal["text", "number", "float"]
+"""What a CSV column holds, as :class:`CsvRows` needs to know it: ``text`` (``str``), ``number``
+(``int`` or ``bool``), ``float`` (``float``, with ints or bools); any of them may be ``None``."""
+
+
+def csv_kind(annotation: Any) -> CsvKind | None:
+    """The :data:`CsvKind` of a field's annotation (``X | None`` as ``X``; a ``Literal`` of
+    strings text, of ints a number); ``None`` for a field of any other type, whose values
+    are written as :func:`csv_cell` renders them."""
+    inner, _ = members(annotation)
+    options = set()
+    for option in typing.get_args(inner) if _is_union(inner) else (inner,):
+        values = literal_values(option)
+        option = type(values[0]) if values else _bare(option)
+        options.add(option)
+    if options == {str}:
+        return "text"
+    if options <= {int, bool}:
+        return "number"
+    if options <= {int, bool, float}:
+        return "float"
+    return None
+
+
+def _is_union(annotation: Any) -> bool:
+    return typing.get_origin(annotation) in (typing.Union, types.UnionType)
+
+
+def _bare(annotation: Any) -> Any:
+    """``X`` of ``Annotated[X, ...]`` (a constrained type: ``Annotated[int, Meta(ge=0)]``)."""
+    while typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    return annotation
+
+
+def csv_cell(value: Any) -> str | None:
+    """A value as a CSV cell holds it: text as it is; ``None`` as nothing; NaN and the
+    infinities as ``nan``, ``inf``, ``-inf``; anything else as its JSON text (``true``,
+    ``1.5``, ``1e-7``, ``[1,2]``), or the text of the JSON string it is written as (``bytes``
+    as base64, a timestamp as RFC 3339)."""
+    if value is None or type(value) is str:
         return value
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
     text = json_text(value)
-    return msgspec.json.decode(text) if text.startswith('"') else text
+    return str(msgspec.json.decode(text)) if text.startswith('"') else text
+
+
+# What makes a text cell need more than the fast path gives it: a character JSON escapes (a
+# quote, a backslash, a control character), one CSV quotes for (a comma, a quote, a line
+# break), or a bracket, which would blur where a JSON array's values begin and end.
+_UNPLAIN = re.compile(r'[",\\\[\]\x00-\x1f]')
+_NULL = re.compile(rb"(?<=[\[,])null(?=[,\]])")
+_plain = msgspec.json.Encoder()
 
 
 class CsvRows:
-    """CSV with a header row of field names; ``None`` is an empty cell.
+    """CSV (RFC 4180): a header row of field names, then one row per record, each cell as
+    :func:`csv_cell` gives it, quoted only where it holds a comma, a quote or a line break.
 
-    ``text_fields`` are the positions of ``str`` fields. Before Python 3.13 the csv module
-    quotes a value for a line break only if it holds a character of the line terminator
-    (``"\n"`` here), so a value with a lone ``"\r"`` would end the row early for every CSV
-    reader; there, such rows are written fully quoted. Checking costs a few C-level passes over
-    each 4096 rows.
+    ``kinds`` are the columns' :data:`CsvKind` values (``None``: a column of any other type, its
+    cells rendered first). A batch whose text needs no quoting and whose floats are all finite
+    (the common case) is written without a Python step per value: msgspec writes its rows as
+    JSON arrays, which are this CSV once their brackets, quotes and each ``null`` are taken out;
+    any other batch goes through the csv module. The two give the same text.
 
-    Rows are made in memory and written a batch at a time: the csv module writes each row
-    with a call of its own, which a file object made in Python (a text stream over the
-    output) makes the better part of the cost.
+    Before Python 3.13 the csv module quotes a value for a line break only if it holds a
+    character of the line terminator (``"\n"`` here), so a value with a lone ``"\r"`` would
+    end the row early for every CSV reader; there, such rows are written fully quoted.
     """
 
     _CHECKED = 4096
 
-    def __init__(self, out: IO[str], names: Sequence[str], text_fields: Sequence[int] = ()) -> None:
+    def __init__(
+        self, out: IO[str], names: Sequence[str], kinds: Sequence[CsvKind | None] | None = None
+    ) -> None:
         self._out = out
         self._rows = io.StringIO()
         self._writer = csv.writer(self._rows, lineterminator="\n")
         self._quote_all = csv.writer(self._rows, lineterminator="\n", quoting=csv.QUOTE_ALL)
-        self._text = [operator.itemgetter(i) for i in text_fields]
-        if sys.version_info >= (3, 13):
-            self._text = []
+        kinds = [None] * len(names) if kinds is None else list(kinds)
+        self._rendered = [p for p, k in enumerate(kinds) if k is None]
+        kinds = ["text" if k is None else k for k in kinds]
+        self._text = [operator.itemgetter(p) for p, k in enumerate(kinds) if k == "text"]
+        self._floats = [operator.itemgetter(p) for p, k in enumerate(kinds) if k == "float"]
+        self._numbers = [p for p, k in enumerate(kinds) if k != "text"]
+        # A row of one empty cell is written '""' by the csv module (else it would be a
+        # blank line); with one column every row takes the csv module's way.
+        self._fast = len(names) > 1
         self._writer.writerow(names)
         self._flush()
 
     def write(self, rows: Iterable[Sequence[Any]]) -> None:
         """Write each row of field values, in field order."""
+        batch = _with_cells(list(rows), self._rendered)
+        data = self._plain(batch) if self._fast and batch else None
+        if data is not None:
+            _write_bytes(self._out, data)
+            return
         try:
-            self._write(rows)
+            self._write(batch)
         finally:  # the rows before a failing one are written, as writerows would
             self._flush()
+
+    def _plain(self, batch: list[Sequence[Any]]) -> bytes | None:
+        """The batch's CSV the fast way, or ``None`` where it takes the csv module's."""
+        try:
+            for get in self._text:
+                if _UNPLAIN.search("".join(filter(None, map(get, batch)))):
+                    return None
+            for get in self._floats:
+                if not math.isfinite(sum(filter(None, map(get, batch)))):
+                    return None  # a NaN or an infinity (or finite floats whose sum is not)
+            lines = _plain.encode_lines(batch)
+        except (TypeError, OverflowError):
+            return None  # a value of an unexpected type: the csv module names it
+        if b"null" in lines:
+            lines = _NULL.sub(b"", lines)
+        return lines[1:-2].replace(b"]\n[", b"\n").replace(b'"', b"") + b"\n"
 
     def _flush(self) -> None:
         self._out.write(self._rows.getvalue())
         self._rows.seek(0)
         self._rows.truncate()
 
-    def _write(self, rows: Iterable[Sequence[Any]]) -> None:
-        if not self._text:
-            self._writer.writerows(rows)
-            return
-        rows = iter(rows)
-        while True:
-            batch: list[Sequence[Any]] = []
-            try:
-                batch.extend(itertools.islice(rows, self._CHECKED))
-            finally:  # the rows before a failing one are written, as writerows would
-                self._write_checked(batch)
-            if len(batch) < self._CHECKED:
-                return
+    def _write(self, batch: list[Sequence[Any]]) -> None:
+        batch = _with_cells(batch, self._numbers)
+        for start in range(0, len(batch), self._CHECKED):
+            self._write_checked(batch[start : start + self._CHECKED])
 
     def _write_checked(self, batch: list[Sequence[Any]]) -> None:
-        if not any("\r" in "".join(filter(None, map(get, batch))) for get in self._text):
+        if sys.version_info >= (3, 13) or not any(
+            "\r" in "".join(filter(None, map(get, batch))) for get in self._text
+        ):
             self._writer.writerows(batch)
             return
         for row in batch:
             carriage = any(isinstance(value, str) and "\r" in value for value in row)
             (self._quote_all if carriage else self._writer).writerow(row)
+
+
+def _with_cells(batch: list[Sequence[Any]], positions: list[int]) -> list[Sequence[Any]]:
+    """The rows, with the values at ``positions`` as :func:`csv_cell` gives them."""
+    if not positions:
+        return batch
+    rows: list[Sequence[Any]] = []
+    for row in batch:
+        cells = list(row)
+        for position in positions:
+            cells[position] = csv_cell(cells[position])
+        rows.append(cells)
+    return rows
 
 
 @contextmanager
@@ -410,7 +504,8 @@ def text_out(
             elif to == "table":
                 write = TableRows(text, columns.names, kinds=columns.own_columns()).write
             else:
-                write = _cells(columns, CsvRows(text, columns.names, columns.text_fields()).write)
+                csv_kinds = [csv_kind(a) for a in columns.annotations]
+                write = CsvRows(text, columns.names, csv_kinds).write
 
         def flushed(batch: Any) -> None:
             write(batch)
@@ -434,35 +529,25 @@ def _arrow_rows(
             lines.write(batch.to_pylist(maps_as_pydicts="strict"))
 
         return write_lines
-    names = schema.names
-    rows = CsvRows(text, names, [i for i, f in enumerate(schema) if f.type in _ARROW_TEXT])
+    rows = CsvRows(text, schema.names, [_arrow_csv_kind(f.type) for f in schema])
 
     def write_rows(batch: pa.RecordBatch) -> None:
-        columns = batch.to_pydict(maps_as_pydicts="strict")
-        rows.write([[text_cell(v) for v in row] for row in zip(*columns.values(), strict=True)])
+        rows.write(list(zip(*batch.to_pydict(maps_as_pydicts="strict").values(), strict=True)))
 
     return write_rows
 
 
-_ARROW_TEXT = ("string", "large_string", "string_view")
+def _arrow_csv_kind(arrow_type: pa.DataType) -> CsvKind | None:
+    """The :data:`CsvKind` of an Arrow column (an inferred one's types: see :mod:`.infer`)."""
+    import pyarrow as pa
 
-
-def _cells(columns: Columns, write: Callable[[Any], None]) -> Callable[[Any], None]:
-    """``write`` of CSV rows, with each field that is not text, a number or a bool as the text
-    JSON gives it (``bytes`` as base64)."""
-    plain = (str, int, float, bool, type(None))
-    rendered = [p for p, a in enumerate(columns.annotations) if members(a)[0] not in plain]
-    if not rendered:
-        return write
-
-    def write_cells(rows: list[Sequence[Any]]) -> None:
-        cells = [list(row) for row in rows]
-        for row in cells:
-            for position in rendered:
-                row[position] = text_cell(row[position])
-        write(cells)
-
-    return write_cells
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        return "text"
+    if pa.types.is_integer(arrow_type) or pa.types.is_boolean(arrow_type):
+        return "number"
+    if pa.types.is_floating(arrow_type):
+        return "float"
+    return None
 
 
 def output_settings(

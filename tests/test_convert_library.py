@@ -260,7 +260,7 @@ def test_library_other_record_types_to_text(tmp_path: Path) -> None:
     stream = io.BytesIO()
     assert convert(data, stream, "csv", record_type=Named).records == 2
     rows = list(csv.reader(io.StringIO(stream.getvalue().decode(), newline="")))
-    assert rows == [list(Named._fields), ["a,b", "1.5", "True", ""], ["c", "-2.0", "False", "né"]]
+    assert rows == [list(Named._fields), ["a,b", "1.5", "true", ""], ["c", "-2.0", "false", "né"]]
     stream = io.BytesIO()
     assert convert(data, stream, "jsonl", record_type=Named).records == 2
     lines = stream.getvalue().decode().splitlines()
