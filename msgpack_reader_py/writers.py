@@ -30,14 +30,12 @@ base64, a timestamp as RFC 3339).
 from __future__ import annotations
 
 import base64
-import csv
 import io
 import itertools
 import json
 import math
 import operator
 import re
-import sys
 import threading
 import types
 import typing
@@ -374,97 +372,103 @@ def csv_cell(value: Any) -> str | None:
     return str(msgspec.json.decode(text)) if text.startswith('"') else text
 
 
-# What makes a text cell need more than the fast path gives it: a character JSON escapes (a
-# quote, a backslash, a control character), one CSV quotes for (a comma, a quote, a line
-# break), or a bracket, which would blur where a JSON array's values begin and end.
+# A text cell JSON would not write as it stands in CSV: one with a character JSON escapes (a
+# quote, a backslash, a control character) or CSV quotes for (a comma, a quote, a line break),
+# or a bracket, which would blur where a JSON array's values begin and end.
 _UNPLAIN = re.compile(r'[",\\\[\]\x00-\x1f]')
+_QUOTED = re.compile(r'[",\r\n]')
 _NULL = re.compile(rb"(?<=[\[,])null(?=[,\]])")
+_MARK = re.compile(rb"\[([0-9]+)\]")
+_EMPTY_LINE = re.compile(rb"^(?=\n)", re.MULTILINE)
 _plain = msgspec.json.Encoder()
+
+
+def _quoted(text: str) -> str:
+    """``text`` as a CSV cell (RFC 4180): quoted, its quotes doubled, where it holds a comma,
+    a quote or a line break."""
+    return '"' + text.replace('"', '""') + '"' if _QUOTED.search(text) else text
 
 
 class CsvRows:
     """CSV (RFC 4180): a header row of field names, then one row per record, each cell as
     :func:`csv_cell` gives it, quoted only where it holds a comma, a quote or a line break.
 
-    ``kinds`` are the columns' :data:`CsvKind` values (``None``: a column of any other type, its
-    cells rendered first). A batch whose text needs no quoting and whose floats are all finite
-    (the common case) is written without a Python step per value: msgspec writes its rows as
-    JSON arrays, which are this CSV once their brackets, quotes and each ``null`` are taken out;
-    any other batch goes through the csv module. The two give the same text.
-
-    Before Python 3.13 the csv module quotes a value for a line break only if it holds a
-    character of the line terminator (``"\n"`` here), so a value with a lone ``"\r"`` would
-    end the row early for every CSV reader; there, such rows are written fully quoted.
+    ``kinds`` are the columns' :data:`CsvKind` values (``None``: a column of any other type,
+    whose cells are rendered first). A batch is written without a Python step per plain value:
+    msgspec writes its rows as JSON arrays, which are its CSV once the brackets, the quotes and
+    each ``null`` are taken out. The values whose JSON is not their cell (text to quote or
+    with characters JSON escapes, NaN, the infinities) are first replaced by ``[N]``, which
+    plain text cannot hold, and their cells put in its place at the end.
     """
-
-    _CHECKED = 4096
 
     def __init__(
         self, out: IO[str], names: Sequence[str], kinds: Sequence[CsvKind | None] | None = None
     ) -> None:
         self._out = out
-        self._rows = io.StringIO()
-        self._writer = csv.writer(self._rows, lineterminator="\n")
-        self._quote_all = csv.writer(self._rows, lineterminator="\n", quoting=csv.QUOTE_ALL)
         kinds = [None] * len(names) if kinds is None else list(kinds)
         self._rendered = [p for p, k in enumerate(kinds) if k is None]
         kinds = ["text" if k is None else k for k in kinds]
-        self._text = [operator.itemgetter(p) for p, k in enumerate(kinds) if k == "text"]
-        self._floats = [operator.itemgetter(p) for p, k in enumerate(kinds) if k == "float"]
-        self._numbers = [p for p, k in enumerate(kinds) if k != "text"]
-        # A row of one empty cell is written '""' by the csv module (else it would be a
-        # blank line); with one column every row takes the csv module's way.
-        self._fast = len(names) > 1
-        self._writer.writerow(names)
-        self._flush()
+        self._text = [p for p, k in enumerate(kinds) if k == "text"]
+        self._floats = [p for p, k in enumerate(kinds) if k == "float"]
+        self._every = list(range(len(kinds)))
+        # A row of one empty cell would be a blank line, which CSV readers skip: it is '""'.
+        self._one_column = len(names) == 1
+        out.write(",".join(map(_quoted, names)) + "\n")
 
     def write(self, rows: Iterable[Sequence[Any]]) -> None:
         """Write each row of field values, in field order."""
         batch = _with_cells(list(rows), self._rendered)
-        data = self._plain(batch) if self._fast and batch else None
-        if data is not None:
-            _write_bytes(self._out, data)
+        if not batch:
             return
         try:
-            self._write(batch)
-        finally:  # the rows before a failing one are written, as writerows would
-            self._flush()
+            data = self._csv(batch, self._text, self._floats)
+        except (TypeError, OverflowError):  # a value not of its column's kind: its cell's text
+            data = self._csv(_with_cells(batch, self._every), self._every, [])
+        _write_bytes(self._out, data)
 
-    def _plain(self, batch: list[Sequence[Any]]) -> bytes | None:
-        """The batch's CSV the fast way, or ``None`` where it takes the csv module's."""
-        try:
-            for get in self._text:
-                if _UNPLAIN.search("".join(filter(None, map(get, batch)))):
-                    return None
-            for get in self._floats:
-                if not math.isfinite(sum(filter(None, map(get, batch)))):
-                    return None  # a NaN or an infinity (or finite floats whose sum is not)
-            lines = _plain.encode_lines(batch)
-        except (TypeError, OverflowError):
-            return None  # a value of an unexpected type: the csv module names it
+    def _csv(self, batch: list[Sequence[Any]], texts: list[int], floats: list[int]) -> bytes:
+        cells: list[bytes] = []
+        lines = _plain.encode_lines(_marked(batch, texts, floats, cells))
         if b"null" in lines:
             lines = _NULL.sub(b"", lines)
-        return lines[1:-2].replace(b"]\n[", b"\n").replace(b'"', b"") + b"\n"
+        data = lines[1:-2].replace(b"]\n[", b"\n").replace(b'"', b"") + b"\n"
+        if cells:
+            data = _MARK.sub(lambda mark: cells[int(mark[1])], data)
+        if self._one_column:
+            data = _EMPTY_LINE.sub(b'""', data)
+        return data
 
-    def _flush(self) -> None:
-        self._out.write(self._rows.getvalue())
-        self._rows.seek(0)
-        self._rows.truncate()
 
-    def _write(self, batch: list[Sequence[Any]]) -> None:
-        batch = _with_cells(batch, self._numbers)
-        for start in range(0, len(batch), self._CHECKED):
-            self._write_checked(batch[start : start + self._CHECKED])
+def _marked(
+    batch: list[Sequence[Any]], texts: list[int], floats: list[int], cells: list[bytes]
+) -> list[Sequence[Any]]:
+    """The rows, with each value whose JSON is not its CSV cell replaced by ``[N]``, its cell
+    appended to ``cells`` (N its index there). A column is looked at value by value only where
+    all of its values together show there is one: its text joined, its floats summed."""
+    marked: dict[int, list[Any]] = {}
 
-    def _write_checked(self, batch: list[Sequence[Any]]) -> None:
-        if sys.version_info >= (3, 13) or not any(
-            "\r" in "".join(filter(None, map(get, batch))) for get in self._text
-        ):
-            self._writer.writerows(batch)
-            return
-        for row in batch:
-            carriage = any(isinstance(value, str) and "\r" in value for value in row)
-            (self._quote_all if carriage else self._writer).writerow(row)
+    def mark(index: int, position: int, cell: str) -> None:
+        row = marked.get(index)
+        if row is None:
+            row = marked[index] = list(batch[index])
+        row[position] = f"[{len(cells)}]"
+        cells.append(cell.encode("utf-8"))
+
+    for position in texts:
+        get = operator.itemgetter(position)
+        if _UNPLAIN.search("".join(filter(None, map(get, batch)))):
+            for index, value in enumerate(map(get, batch)):
+                if value and _UNPLAIN.search(value):
+                    mark(index, position, _quoted(value))
+    for position in floats:
+        get = operator.itemgetter(position)
+        if not math.isfinite(sum(filter(None, map(get, batch)))):
+            for index, value in enumerate(map(get, batch)):
+                if isinstance(value, float) and not math.isfinite(value):
+                    mark(index, position, repr(value))
+    if not marked:
+        return batch
+    return [marked.get(index, row) for index, row in enumerate(batch)]
 
 
 def _with_cells(batch: list[Sequence[Any]], positions: list[int]) -> list[Sequence[Any]]:
