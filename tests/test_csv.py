@@ -6,13 +6,18 @@ from __future__ import annotations
 import csv
 import io
 import math
-from typing import Annotated, Any, Literal
+from pathlib import Path
+from typing import Annotated, Any, Literal, NamedTuple
 
+import duckdb
+import msgpack
 import msgspec
+import polars as pl
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from msgpack_reader_py.convert import convert
 from msgpack_reader_py.writers import CsvKind, CsvRows, csv_cell, csv_kind
 
 from .helpers import examples
@@ -144,3 +149,36 @@ def test_names_that_need_quoting_are_quoted() -> None:
     out = io.StringIO()
     CsvRows(out, ["a,b", 'say "x"', "plain"])
     assert out.getvalue() == '"a,b","say ""x""",plain\n'
+
+
+class Reading(NamedTuple):
+    sensor: str
+    at: int
+    value: float | None
+    ok: bool
+    note: str | None
+
+
+READINGS = [
+    Reading("a", 1, 1.5, True, None),
+    Reading("b,c", -(2**63), 1e-7, False, 'said "hi"\nthen left'),
+    Reading("[null]", 2**63, None, True, ""),
+    Reading("d", 0, 1.7976931348623157e308, False, "x\ry"),
+]
+
+
+def test_duckdb_and_polars_read_the_csv_back_typed(tmp_path: Path) -> None:
+    # A CSV file, written by the command line, read by the engines people read it with: every
+    # value comes back as it was, typed (bools as bools, floats exactly, text with its commas,
+    # quotes and line breaks); None is a NULL, as an empty cell is to them.
+    source = tmp_path / "readings.msgpack"
+    source.write_bytes(b"".join(msgpack.packb(list(r)) for r in READINGS))
+    out = tmp_path / "readings.csv"
+    convert(str(source), str(out), "csv", record_type=Reading)
+    kept = [r._replace(note=r.note or None) for r in READINGS]  # an empty cell reads as NULL
+    types = {"sensor": "VARCHAR", "at": "HUGEINT", "value": "DOUBLE", "ok": "BOOLEAN"}
+    rows = duckdb.read_csv(str(out), header=True, dtype={**types, "note": "VARCHAR"}).fetchall()
+    assert [Reading(*row) for row in rows] == kept
+    schema = {"sensor": pl.String, "at": pl.Int128, "value": pl.Float64, "ok": pl.Boolean}
+    frame = pl.read_csv(out, schema={**schema, "note": pl.String})
+    assert [Reading(*row) for row in frame.iter_rows()] == kept
