@@ -379,7 +379,6 @@ _UNPLAIN = re.compile(r'[",\\\[\]\x00-\x1f]')
 _QUOTED = re.compile(r'[",\r\n]')
 _NULL = re.compile(rb"(?<=[\[,])null(?=[,\]])")
 _MARK = re.compile(rb"\[([0-9]+)\]")
-_EMPTY_LINE = re.compile(rb"^(?=\n)", re.MULTILINE)
 _plain = msgspec.json.Encoder()
 
 
@@ -428,14 +427,17 @@ class CsvRows:
 
     def _csv(self, batch: list[Sequence[Any]], texts: list[int], floats: list[int]) -> bytes:
         cells: list[bytes] = []
-        lines = _plain.encode_lines(_marked(batch, texts, floats, cells))
+        marked = _marked(batch, texts, floats, cells)
+        if self._one_column:  # an empty cell alone is '""', not a blank line
+            empty = len(cells)
+            cells.append(b'""')
+            marked = [(f"[{empty}]",) if row[0] is None or row[0] == "" else row for row in marked]
+        lines = _plain.encode_lines(marked)
         if b"null" in lines:
             lines = _NULL.sub(b"", lines)
         data = lines[1:-2].replace(b"]\n[", b"\n").replace(b'"', b"") + b"\n"
         if cells:
             data = _MARK.sub(lambda mark: cells[int(mark[1])], data)
-        if self._one_column:
-            data = _EMPTY_LINE.sub(b'""', data)
         return data
 
 

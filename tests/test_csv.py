@@ -95,6 +95,7 @@ def test_every_cell_reads_back_as_documented(
 @example((["text", "number"], [[("[null]", None), ("true]", True), ("x", None)]]))
 @example((["text", "float"], [[("[0]", math.nan), ("a,b", 1.5), ("[1]", math.inf)]]))
 @example((["text"], [[("",), (None,), ("a",), ('"',)]]))
+@example(([None], [[("\n\n",), ("",), (b"",)]]))
 def test_the_text_is_exactly_rfc_4180_cell_by_cell(
     table: tuple[list[CsvKind | None], list[list[tuple[Any, ...]]]],
 ) -> None:
