@@ -15,6 +15,10 @@ times so that drift on a shared machine hits each alike, each as a user runs it:
   (the floor the Rust reader is measured against in RESULTS.md);
 - ``read_in_process_jobs_1`` / ``..._n``: the same ``read`` commands run in this process: the
   work alone, without Python's start-up and imports (about 0.1 s);
+- ``values_in_process_jobs_1`` / ``..._n``: ``read --type msgpack_reader_py:ITEM_VALUES``
+  with ``--jobs 1`` and ``N``, in this process: every field checked as an ``Item``'s, each
+  record the typed tuple msgspec decodes, no object built (the fastest validated read, which
+  RESULTS.md also sets against the Rust reader on one core);
 - ``read_table`` / ``read_table_workers_n``: ``read_table`` in this process, with
   ``workers=None`` and ``workers=N``: the work alone, no process started per run;
 - ``dask_one_partition`` / ``dask_ranges``: an aggregate of every column over
@@ -64,6 +68,7 @@ PAIRS = {
     "dask_ranges": ("dask_one_partition", "dask_ranges"),
     "dask_ranges_two_columns": ("dask_one_partition_two_columns", "dask_ranges_two_columns"),
     "read_in_process_jobs_n": ("read_in_process_jobs_1", "read_in_process_jobs_n"),
+    "values_in_process_jobs_n": ("values_in_process_jobs_1", "values_in_process_jobs_n"),
     "read_table_workers_n": ("read_table", "read_table_workers_n"),
 }
 """Each ratio: how many times faster the second way is than the first (for ``tail``, the
@@ -112,13 +117,17 @@ def dask_aggregate(path: Path, blocksize: int | None, *, two_columns: bool) -> C
     return run
 
 
-def read_in_process(path: Path, jobs: int) -> Callable[[], None]:
+VALUES = "msgpack_reader_py:ITEM_VALUES"
+"""``--type`` of the fastest validated read: an ``Item``'s checks, the decoded tuple kept."""
+
+
+def read_in_process(path: Path, jobs: int, record_type: str = "item") -> Callable[[], None]:
     """``msgpack-reader read --jobs N`` run in this process: the work alone, no start-up."""
     from msgpack_reader_py.cli import main
 
     def run() -> None:
         with contextlib.redirect_stdout(io.StringIO()):
-            main(["read", "--jobs", str(jobs), str(path)])
+            main(["read", "--type", record_type, "--jobs", str(jobs), str(path)])
 
     return run
 
@@ -218,6 +227,8 @@ def main(argv: list[str] | None = None) -> int:
             "floor": floor(path),
             "read_in_process_jobs_1": read_in_process(path, 1),
             "read_in_process_jobs_n": read_in_process(path, args.jobs),
+            "values_in_process_jobs_1": read_in_process(path, 1, VALUES),
+            "values_in_process_jobs_n": read_in_process(path, args.jobs, VALUES),
             "read_table": read_table_in_process(path, None),
             "read_table_workers_n": read_table_in_process(path, args.jobs),
         }
@@ -256,9 +267,16 @@ def main(argv: list[str] | None = None) -> int:
         "repeat": args.repeat,
         "ratios": ratios,
         "tail_fraction_of_read": 1 / ratios["tail"],
-        "read_in_process_jobs_n_over_floor": statistics.median(
-            n / f for n, f in zip(seconds["read_in_process_jobs_n"], seconds["floor"], strict=True)
-        ),
+        **{
+            f"{way}_over_floor": statistics.median(
+                n / f for n, f in zip(seconds[way], seconds["floor"], strict=True)
+            )
+            for way in (
+                "read_in_process_jobs_n",
+                "values_in_process_jobs_1",
+                "values_in_process_jobs_n",
+            )
+        },
         "guesses": guessed,
         **measured(seconds),
     }

@@ -438,6 +438,8 @@ def test_report_tables_come_from_the_json(tmp_path: Path) -> None:
         "repeat": 5,
         "ratios": dict.fromkeys(report.ONE_FILE, 1.75),
         "read_in_process_jobs_n_over_floor": 0.98,
+        "values_in_process_jobs_1_over_floor": 1.3,
+        "values_in_process_jobs_n_over_floor": 0.7,
         "guesses": {"ranges": 14, "rereads": 0, "slowest_seconds": 0.00013},
         "measurements": {way: seconds for pair in one_file.PAIRS.values() for way in pair},
         "python": "3.11.7",
@@ -448,6 +450,7 @@ def test_report_tables_come_from_the_json(tmp_path: Path) -> None:
     readme.write_text(
         f"intro\n{report.README_START}\nold figures\n{report.README_END}\nrest\n"
         f"records {report.SCALE_START}(old){report.SCALE_END} (see)\n"
+        f"takes {report.RUST_START}(old){report.RUST_END}.\n"
     )
     assert report.main(["--doc", str(tmp_path), "--readme", str(readme)]) == 0
     updated = readme.read_text()
@@ -455,7 +458,9 @@ def test_report_tables_come_from_the_json(tmp_path: Path) -> None:
     assert updated.endswith(
         f"{report.README_END}\nrest\nrecords {report.SCALE_START}in 2.500 s, against 4.500 s "
         "for the faster single-process way (`single_process_reader`): **1.80x** faster"
-        f"{report.SCALE_END} (see)\n"
+        f"{report.SCALE_END} (see)\ntakes {report.RUST_START}**0.70x** the floor on 2 cores: "
+        f"{report.RUST_REFERENCE['ratio'] / 0.7:.2f}x as fast as the Rust reader"
+        f"{report.RUST_END}.\n"
     )
     assert "old figures" not in updated
     assert (
@@ -470,8 +475,14 @@ def test_report_tables_come_from_the_json(tmp_path: Path) -> None:
     assert "| `convert --to parquet --jobs N` against `--jobs 1` | 1.75x | 1.6x: met |" in text
     assert "| `count` (framing alone) against `read --jobs 1` | 1.75x | 3.0x: not met |" in text
     assert "took at most 0.13 ms over the 14 ranges" in text
-    assert "takes 0.98x the floor" in text
-    assert "Faster than it, per file" in text
+    rust = report.RUST_REFERENCE["ratio"]
+    assert (
+        "`read --type msgpack_reader_py:ITEM_VALUES --jobs 2` run in one process takes **0.70x** "
+        "the floor" in text
+    )
+    assert f"{rust / 0.7:.2f}x as fast as the Rust reader per file" in text
+    assert f"the Rust reader is {1.3 / rust:.2f}x as fast" in text
+    assert f"takes 0.98x ({rust / 0.98:.2f}x as fast as the Rust reader)" in text
     assert (tmp_path / "one_file.png").exists()
     # Without doc/output_cost.result.json, no section of it and no plot.
     assert "## What writing costs" not in text
