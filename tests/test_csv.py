@@ -84,8 +84,13 @@ def test_every_cell_reads_back_as_documented(
     table: tuple[list[CsvKind | None], list[list[tuple[Any, ...]]]],
 ) -> None:
     kinds, batches = table
-    text = written(kinds, batches).decode("utf-8")
-    rows = list(csv.reader(io.StringIO(text, newline="")))
+    # Python 3.10's csv reader refuses a NUL ("line contains NUL"): one stands in for it,
+    # a character the cells never hold.
+    text = written(kinds, batches).decode("utf-8").replace("\x00", "\ue000")
+    rows = [
+        [cell.replace("\ue000", "\x00") for cell in row]
+        for row in csv.reader(io.StringIO(text, newline=""))
+    ]
     assert rows[0] == [f"c{i}" for i in range(len(kinds))]
     assert rows[1:] == [[expected_cell(v) for v in row] for batch in batches for row in batch]
 
