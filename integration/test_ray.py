@@ -32,7 +32,7 @@ from msgpack_reader_py import (
 from msgpack_reader_py.arrow import ArrowPieces, arrow_schema, read_table
 from msgpack_reader_py.options import ReadOptions
 from msgpack_reader_py.ranges import Proof, plan_ranges
-from msgpack_reader_py.ray import _read, _settle, _whole, read_msgpack
+from msgpack_reader_py.ray import _read, _settle, _whole, _whole_task, read_msgpack
 from tests.encoders import DATA as DATA_DIR
 from tests.encoders import EVENT_FILES, Event, expected_events
 
@@ -280,6 +280,22 @@ def test_missing_files(cluster: None, directory: Path) -> None:
     with pytest.raises(FileNotFoundError) as raised:
         read_msgpack(missing, blocksize=10)  # read in a task, which fails naming the file
     assert raised.value.filename == sequential.value.filename == str(missing)
+
+
+def test_a_file_that_cannot_be_read_fails_no_task(cluster: None, directory: Path) -> None:
+    # A failed task fails both its results; the table, never fetched, would be printed by Ray
+    # as an "Unhandled error" traceback when dropped. The failure comes back as a value.
+    missing = directory / "absent.msgpack"
+    job = ArrowPieces.of(None)
+    # num_returns=2: a ref per returned value, which Ray's annotations cannot say.
+    refs = typing.cast(
+        "list[typing.Any]", _whole_task.remote(str(missing), Item, ReadOptions(), job)
+    )
+    table, outcome = ray.get(refs)
+    assert table.num_rows == 0
+    assert table.schema.equals(arrow_schema(Item))
+    assert isinstance(outcome.failure, FileNotFoundError)
+    assert outcome.failure.filename == str(missing)
 
 
 @pytest.mark.parametrize("blocksize", [0, -1, True, 1.5, "1MB"])

@@ -70,6 +70,9 @@ class _Outcome:
     table: pa.Table | None = None
     """The range's rows, read again from the proved start where the guess was wrong; ``None``
     where the rows its read task made are the ones."""
+    failure: OSError | None = None
+    """Why the file could not be read (missing, a directory, not allowed), as ``read_table``
+    raises it."""
 
 
 def _table(arrays: list[pa.StructArray], schema: pa.Schema) -> pa.Table:
@@ -84,13 +87,18 @@ def _whole(
     the error that ends them."""
     schema = job.schema(record_type)
     rows: list[pa.RecordBatch] = []
-    with read_batches(path, record_type, columns=job.columns, options=options) as batches:
-        try:
-            rows.extend(batches)
-        except ReaderError as exc:
-            error: ReaderError | None = exc
-        else:
-            error = None
+    try:
+        with read_batches(path, record_type, columns=job.columns, options=options) as batches:
+            try:
+                rows.extend(batches)
+            except ReaderError as exc:
+                error: ReaderError | None = exc
+            else:
+                error = None
+    except OSError as exc:
+        # Returned, not raised: a failed task fails both its results, and Ray prints the one
+        # never fetched (the table) as an unhandled error, a traceback, when it is dropped.
+        return pa.Table.from_batches([], schema=schema), _Outcome(failure=exc)
     table = pa.Table.from_batches(rows, schema=schema)
     return table, _Outcome(error, batches.skipped, batches.errors)
 
@@ -186,6 +194,8 @@ def _blocks(files: list[str], parts: list[list[Part]]) -> list[ray.ObjectRef[pa.
         skipped, errors = 0, []
         for table, _ in file_parts:
             outcome = next(done)
+            if outcome.failure is not None:
+                raise outcome.failure
             skipped += outcome.skipped
             errors += outcome.errors
             if outcome.error is not None:
