@@ -40,7 +40,7 @@ from .decoding import plain_values
 from .delivery import Plan
 from .errors import ReaderError, describe
 from .model import Item
-from .options import ReadKeywords, ReadOptions, refuse_follow
+from .options import ReadKeywords, ReadOptions
 from .parallel import split, worker_count
 from .ranges import Flattened
 from .record_type import (
@@ -527,8 +527,7 @@ def read_table(
     empty stream), with :class:`BatchReader`'s arguments. Broken data raises the reader's
     error; to keep the records before it, use :func:`read_batches`. A table is the whole
     stream: ``follow=True``, which never ends it, is refused."""
-    read = ReadOptions.of(options, dict(keywords), "read_table()")
-    refuse_follow(read, "read_table()")
+    read = ReadOptions.of(options, dict(keywords), "read_table()", to_the_end=True)
     with read_batches(
         source,
         record_type,

@@ -39,7 +39,7 @@ from .arrow import ArrowPieces, arrow_schema, read_batches
 from .errors import ReaderError
 from .files import is_glob
 from .model import Item
-from .options import ReadKeywords, ReadOptions, refuse_follow
+from .options import ReadKeywords, ReadOptions
 from .ranges import (
     Piece,
     Proof,
@@ -255,8 +255,7 @@ def read_bag(
     records are counted on the ``msgpack_reader_py`` logger where it is read. The files are
     listed now and read when the bag is computed.
     """
-    read = ReadOptions.of(options, dict(keywords), "read_bag()")
-    refuse_follow(read, "read_bag()")
+    read = ReadOptions.of(options, dict(keywords), "read_bag()", to_the_end=True)
     size = _blocksize(blocksize)
     parts = []
     for file in open_files(urlpath, storage_options):
@@ -285,8 +284,7 @@ def read_dataframe(
     takes them. The files are listed now and read when the frame is computed, on whatever
     scheduler is active: a ``distributed.Client`` sends the work to its cluster.
     """
-    read = ReadOptions.of(options, dict(keywords), "read_dataframe()")
-    refuse_follow(read, "read_dataframe()")
+    read = ReadOptions.of(options, dict(keywords), "read_dataframe()", to_the_end=True)
     files = open_files(urlpath, storage_options)
     schema = arrow_schema(record_type)
     meta = _to_pandas(schema.empty_table())

@@ -34,7 +34,7 @@ except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subproce
 from .arrow import DEFAULT_BATCH_SIZE, ArrowPieces, check_batch_size, files_batches
 from .files import Paths, local_files
 from .inferred import files_type
-from .options import ReadKeywords, ReadOptions, refuse_follow
+from .options import ReadKeywords, ReadOptions
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -72,12 +72,6 @@ class _Files:
         return stream(requested_schema)
 
 
-def _options(options: ReadOptions | None, keywords: dict[str, Any], caller: str) -> ReadOptions:
-    read = ReadOptions.of(options, keywords, caller)
-    refuse_follow(read, caller)
-    return read
-
-
 def record_batches(
     source: Paths,
     record_type: Any = None,
@@ -97,7 +91,7 @@ def record_batches(
     The other arguments are :func:`~msgpack_reader_py.arrow.read_batches`'; ``workers`` only
     with a ``record_type``. A reader's error names the file it was read from. It is read
     once, as it is consumed."""
-    read = _options(options, dict(keywords), "record_batches()")
+    read = ReadOptions.of(options, dict(keywords), "record_batches()", to_the_end=True)
     return _Files(
         source,
         record_type,
@@ -130,7 +124,7 @@ def read_msgpack(
     the DuckDB connection to make it in (default: DuckDB's default one). The other arguments
     are :func:`record_batches`'; the files are listed, and an untyped stream's types
     inferred, now."""
-    read = _options(options, dict(keywords), "read_msgpack()")
+    read = ReadOptions.of(options, dict(keywords), "read_msgpack()", to_the_end=True)
     files = _Files(
         source,
         record_type,

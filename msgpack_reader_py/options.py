@@ -67,9 +67,25 @@ class ReadOptions:
             raise TypeError(f"ext_hook must be callable, got {self.ext_hook!r}")
 
     @classmethod
-    def of(cls, options: ReadOptions | None, keywords: dict[str, Any], where: str) -> ReadOptions:
+    def of(
+        cls,
+        options: ReadOptions | None,
+        keywords: dict[str, Any],
+        where: str,
+        *,
+        to_the_end: bool = False,
+    ) -> ReadOptions:
         """``options`` (default: the defaults) with ``keywords`` in place of its own values;
-        a keyword that names no option is a ``TypeError`` naming ``where``'s caller."""
+        a keyword that names no option is a ``TypeError`` naming ``where``'s caller. With
+        ``to_the_end`` (a reader that reads its sources to their end: a table, a DataFrame),
+        ``follow=True`` is refused (:func:`refuse_follow`)."""
+        read = cls._of(options, keywords, where)
+        if to_the_end:
+            refuse_follow(read, where)
+        return read
+
+    @classmethod
+    def _of(cls, options: ReadOptions | None, keywords: dict[str, Any], where: str) -> ReadOptions:
         unknown = sorted(set(keywords) - _NAMES)
         if unknown:
             raise TypeError(

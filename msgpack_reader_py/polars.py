@@ -38,7 +38,7 @@ except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subproce
 from .arrow import DEFAULT_BATCH_SIZE, arrow_schema, check_batch_size, files_batches
 from .files import Paths, local_files
 from .inferred import files_type
-from .options import ReadKeywords, ReadOptions, refuse_follow
+from .options import ReadKeywords, ReadOptions
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -89,8 +89,7 @@ def scan_msgpack(
         options, **keywords: the reading options (:class:`~msgpack_reader_py.options.ReadOptions`:
             ``ext_hook``, ``on_error``, ``max_record_size``, ...; not ``follow``).
     """
-    read = ReadOptions.of(options, dict(keywords), "scan_msgpack()")
-    refuse_follow(read, "scan_msgpack()")
+    read = ReadOptions.of(options, dict(keywords), "scan_msgpack()", to_the_end=True)
     if batch_size is not None:
         check_batch_size(batch_size)
     files = local_files(source)

@@ -37,7 +37,7 @@ from .arrow import ArrowPieces, read_batches
 from .errors import ReaderError, RecordError
 from .files import Paths, local_files
 from .model import Item
-from .options import ReadKeywords, ReadOptions, refuse_follow
+from .options import ReadKeywords, ReadOptions
 from .ranges import (
     ByteRange,
     Piece,
@@ -256,8 +256,7 @@ def read_msgpack(
         ValueError, TypeError: a bad ``blocksize``, ``columns``, record type or reading
             option, and an empty list of paths, at once, before anything is read.
     """
-    read = ReadOptions.of(options, dict(keywords), "read_msgpack()")
-    refuse_follow(read, "read_msgpack()")
+    read = ReadOptions.of(options, dict(keywords), "read_msgpack()", to_the_end=True)
     size = _blocksize(blocksize)
     job = ArrowPieces.of(columns)
     job.schema(record_type)  # a record type with no Arrow schema, or a bad column, refused here

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from .delivery import Framing, Plan
 from .index import load_index
-from .options import ReadKeywords, ReadOptions, refuse_follow
+from .options import ReadKeywords, ReadOptions
 from .parallel import RangedRead, split, worker_count
 from .sources import Source
 
@@ -85,8 +85,7 @@ def count_records(
     ``DecodeError`` at record 0, as :class:`~msgpack_reader_py.values.ValueReader` refuses it;
     ``force=True`` counts it anyway.
     """
-    read = ReadOptions.of(options, dict(keywords), "count_records()")
-    refuse_follow(read, "count_records()")
+    read = ReadOptions.of(options, dict(keywords), "count_records()", to_the_end=True)
     index = load_index(source)
     if index is None and split(source, record_type, read, workers):
         ranged = RangedRead(
