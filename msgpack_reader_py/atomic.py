@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO, Any
@@ -31,7 +30,7 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[NamedOutput]:
         while True:
             # Named before it is made: a handler that raises right after the system call
             # (Python runs it there, before open's result is kept) leaves a name to remove.
-            temporary = os.path.join(directory, f".{name}.{secrets.token_hex(4)}.part")
+            temporary = os.path.join(directory, f".{name}.{os.urandom(4).hex()}.part")
             try:
                 handle = os.open(temporary, _FLAGS, 0o666)
                 break

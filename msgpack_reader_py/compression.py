@@ -9,10 +9,7 @@ to tell a cut-off stream from a whole one.
 
 from __future__ import annotations
 
-import bz2
-import gzip
 import importlib
-import lzma
 import typing
 from collections.abc import Callable
 from typing import IO, Any, Literal
@@ -80,11 +77,19 @@ def decompressor(kind: Compression, raw: Any, size: int) -> Callable[[int], byte
     most ``size`` bytes a call, whatever is ready, so memory stays bounded and a live source
     is not held up."""
     stream: Any
+    # Each decompressor's module is imported with its first stream: the many reads of data
+    # that is not compressed do not pay for them at start-up.
     if kind == "gzip":
+        import gzip
+
         stream = gzip.GzipFile(fileobj=raw, mode="rb")
     elif kind == "bzip2":
+        import bz2
+
         stream = bz2.BZ2File(raw)
     elif kind == "xz":
+        import lzma
+
         # Never closed itself: it holds no resource of its own, and the source is closed by
         # the source's reader (:class:`~.sources.Chunks`).
         stream = lzma.LZMAFile(typing.cast("IO[bytes]", raw))  # noqa: SIM115

@@ -12,7 +12,6 @@ indexed; ``write_index`` again extends it from where it ended, framing only the 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 from typing import Any
 
@@ -156,6 +155,8 @@ def _frame_from(
 def _head_hash(path: str | os.PathLike[str], size: int) -> str:
     """The SHA-256 of the file's first 64 KiB, or of its first ``size`` bytes if fewer: what
     a file that only grows keeps."""
+    import hashlib  # only where an index is written or read: not at every command's start
+
     with open(path, "rb") as stream:
         return hashlib.sha256(stream.read(min(size, _HEAD))).hexdigest()
 

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import itertools
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import threading
 import warnings
 from collections import deque
@@ -98,6 +96,8 @@ def _parallel(
     """
     # Imported here: a command that reads on one process does not pay for them at start-up.
     import concurrent.futures
+    import shutil
+    import tempfile
 
     record_type, options, job = arguments
     spool = None

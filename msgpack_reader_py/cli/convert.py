@@ -7,18 +7,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import shutil
 import sys
-import tempfile
 from typing import Any
 
 from .._extras import MissingExtraError
 from .._progress import Mode
 from ..atomic import replacing
-from ..convert import convert
 from ..errors import ReaderError, RecordError
 from ..infer import DEFAULT_SAMPLE, InferenceError
-from ..query import QueryError, parse_select
 from ..seek import count_records
 from ..sources import Source
 from ..writers import (
@@ -234,6 +230,9 @@ def _run_tail(args: argparse.Namespace) -> int:
         for name, target in sources_of(args.sources):
             if name == "<stdin>":
                 # Read once, a pipe is kept to be read twice: counted, then from its tail on.
+                import shutil
+                import tempfile
+
                 spool = stack.enter_context(tempfile.TemporaryFile())
                 with phrased(name):
                     shutil.copyfileobj(sys.stdin.buffer, spool)
@@ -273,6 +272,10 @@ def _convert(
 ) -> int:
     """Convert every SOURCE (or ``sources``) from record ``start`` on into ``output`` (``-``:
     stdout); the records written."""
+    # Imported when a conversion runs: every other command starts without them.
+    from ..convert import convert
+    from ..query import QueryError, parse_select
+
     typed = typing_of(args)
     sources = sources_of(args.sources) if sources is None else sources
     workers: int = getattr(args, "jobs", 1)
