@@ -30,7 +30,13 @@ def client() -> Iterator[distributed.Client]:
     """A client of a two-process local cluster, started once for a module."""
     with (
         distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            # The scheduler still serves HTTP when its dashboard is off: any free port, not
+            # 8787, which another test process's cluster may hold.
+            scheduler_kwargs={"dashboard_address": ":0"},
         ) as cluster,
         distributed.Client(cluster, set_as_default=False) as client,
     ):

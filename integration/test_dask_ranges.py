@@ -8,7 +8,9 @@ from pathlib import Path
 
 import distributed
 import pandas as pd
+import pyarrow as pa
 import pytest
+from dask.delayed import Delayed
 
 from msgpack_reader_py import Item, StreamingReader, TruncatedStreamError, get_iter, pack_items
 from msgpack_reader_py.dask import read_bag, read_dataframe
@@ -76,6 +78,35 @@ def test_a_broken_file_fails_with_the_sequential_error(
     assert split.value.index == sequential.value.index == len(ITEMS) - 1
     assert split.value.offset == sequential.value.offset
     assert split.value.source == str(path)
+
+
+def test_the_cluster_weighs_a_range_by_its_rows(
+    client: distributed.Client, item_path: Path
+) -> None:
+    # The scheduler keeps the task that proves a range on the worker that read it only if it
+    # knows the piece is large; weighed as a bare object (a hundred bytes), a piece was copied
+    # to whichever worker was free.
+    for collection, rows_of in (
+        (read_dataframe(str(item_path), blocksize=20_000), _arrow_bytes),
+        (read_bag(str(item_path), blocksize=20_000), _record_bytes),
+    ):
+        graph = dict(collection.__dask_graph__())
+        reads = [key for key in graph if str(key).startswith("_read-")]
+        assert len(reads) == collection.npartitions > 1
+        future = client.compute(Delayed(reads[1], graph))
+        piece = future.result(timeout=TIMEOUT)
+        weighed = client.nbytes(keys=[future.key], summary=False)[future.key]
+        assert rows_of(piece.value) <= weighed < 2 * rows_of(piece.value) + 2000
+
+
+def _arrow_bytes(arrays: list[pa.StructArray]) -> int:
+    return sum(array.nbytes for array in arrays)
+
+
+def _record_bytes(records: list[Item]) -> int:
+    from dask.sizeof import sizeof
+
+    return int(sizeof(records))
 
 
 def test_blocksize_is_checked() -> None:

@@ -29,6 +29,7 @@ try:
     import pyarrow as pa
     from dask.dataframe.io.csv import AUTO_BLOCKSIZE
     from dask.delayed import Delayed, delayed
+    from dask.sizeof import sizeof
     from fsspec.core import OpenFile, url_to_fs
     from fsspec.implementations.local import LocalFileSystem
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
@@ -41,6 +42,7 @@ from .files import is_glob
 from .model import Item
 from .options import ReadKeywords, ReadOptions
 from .ranges import (
+    ByteRange,
     Piece,
     Proof,
     RangeJob,
@@ -89,11 +91,12 @@ def _name(file: OpenFile) -> str:
 
 def _pieces(
     file: OpenFile, record_type: Any, options: ReadOptions, job: RangeJob, blocksize: int | None
-) -> list[Delayed] | None:
-    """The delayed pieces of one file split into byte ranges of ``blocksize`` bytes, each
-    proved by a chain of small tasks (:meth:`~.ranges.Proof.settle` on what each range
-    says of where its records run); ``None`` for a file read whole (``blocksize=None``, one
-    range, or a file that cannot be split: compressed, or untyped records)."""
+) -> list[tuple[Delayed, Delayed, Arguments]] | None:
+    """One file split into byte ranges of ``blocksize`` bytes: for each range, the delayed
+    piece its task reads and the delayed proof of where its records start, made by a chain of
+    small tasks (:meth:`~.ranges.Proof.settle` on where each range says its records run), and
+    what reading it takes; ``None`` for a file read whole (``blocksize=None``, one range, or
+    a file that cannot be split: compressed, or untyped records)."""
     if blocksize is None:
         return None
     try:
@@ -103,26 +106,57 @@ def _pieces(
     if size <= blocksize or splittable(file, record_type, options) is not None:
         return None
     ranges = plan_ranges(size, blocksize, known_starts(file))  # the size asked once
-    arguments = (record_type, options, job)
+    arguments: Arguments = (record_type, options, job)
     proof: Any = Proof()
     pieces = []
     for byte_range in ranges:
-        read = delayed(read_range, pure=True)(file, byte_range, *arguments)
-        pieces.append(delayed(_settled, pure=True)(read, proof, file, arguments))
+        read = delayed(_read, pure=True)(file, byte_range, *arguments)
+        pieces.append((read, proof, arguments))
         proof = delayed(_proof_after, pure=True)(
             delayed(Piece.where, pure=True)(read), proof, file, arguments
         )
     return pieces
 
 
+Arguments = tuple[Any, ReadOptions, RangeJob]
+"""What :func:`~.ranges.read_range` takes after the file and the range."""
+
+
+def _read(file: OpenFile, byte_range: ByteRange, *arguments: Any) -> Piece:
+    """One range's piece (:func:`~.ranges.read_range`), read by a task of this module's: a
+    worker that unpickles it imports this module, and with it :func:`_piece_size`, before it
+    weighs what the task returns."""
+    return read_range(file, byte_range, *arguments)
+
+
+def _piece_size(piece: Piece) -> int:
+    """The bytes a range's piece holds, as Dask weighs it. Left to Dask, a piece weighs what
+    the object alone does, a hundred bytes: the scheduler then ran the task that proves it
+    on whichever worker was free and copied its rows there (on two workers, half as long
+    again as the reading itself)."""
+    value = piece.value
+    if isinstance(value, list) and value and isinstance(value[0], pa.Array):
+        return int(sum(array.nbytes for array in value)) + 1000
+    return int(sizeof(value)) + 1000
+
+
+sizeof.register(Piece)(_piece_size)
+
+
 def _proof_after(piece: Piece, proof: Proof, file: OpenFile, arguments: Any) -> Proof:
     return proof.settle(piece, file, arguments)[1]
 
 
-def _settled(piece: Piece, proof: Proof, file: OpenFile, arguments: Any) -> Piece:
+def _settled(piece: Piece, proof: Proof, file: OpenFile, arguments: Arguments) -> Piece:
     """``piece`` as the sequential read has it (read again, in this task, from the proved
-    start where the guess was wrong)."""
-    return proof.settle(piece, file, arguments)[0]
+    start where the guess was wrong), its skipped records told and its error raised, naming
+    the file. Done in the task that makes the partition of it: a task of its own would hand
+    the piece on, and Dask may run the next one on another worker, copying every row."""
+    piece = proof.settle(piece, file, arguments)[0]
+    note_skipped(_name(file), piece.skipped, piece.errors)
+    if piece.error is not None:
+        raise piece.error.in_source(_name(file)) from None
+    return piece
 
 
 def _records(file: OpenFile, record_type: Any, options: ReadOptions) -> list[Any]:
@@ -160,25 +194,19 @@ def _frame(
     return frame[[]] if columns == [] else frame
 
 
-def _piece_records(piece: Piece, file: OpenFile) -> list[Any]:
+def _piece_records(piece: Piece, proof: Proof, file: OpenFile, arguments: Arguments) -> list[Any]:
     """One partition of :func:`read_bag` for a byte range: its proved records."""
-    _raise_in(piece, file)
-    records: list[Any] = piece.value
+    records: list[Any] = _settled(piece, proof, file, arguments).value
     return records
 
 
-def _piece_frame(piece: Piece, file: OpenFile, schema: pa.Schema) -> pd.DataFrame:
+def _piece_frame(
+    piece: Piece, proof: Proof, file: OpenFile, arguments: Arguments, schema: pa.Schema
+) -> pd.DataFrame:
     """One partition of :func:`read_dataframe` for a byte range: its proved rows."""
-    _raise_in(piece, file)
-    batches = [pa.RecordBatch.from_struct_array(array) for array in piece.value]
+    arrays = _settled(piece, proof, file, arguments).value
+    batches = [pa.RecordBatch.from_struct_array(array) for array in arrays]
     return _to_pandas(pa.Table.from_batches(batches, schema=schema))
-
-
-def _raise_in(piece: Piece, file: OpenFile) -> None:
-    """Say what the range skipped; raise its error, naming the file."""
-    note_skipped(_name(file), piece.skipped, piece.errors)
-    if piece.error is not None:
-        raise piece.error.in_source(_name(file)) from None
 
 
 def _blocksize(blocksize: int | str | None) -> int | None:
@@ -263,7 +291,10 @@ def read_bag(
         if pieces is None:
             parts.append(delayed(_records, pure=True)(file, record_type, read))
         else:
-            parts.extend(delayed(_piece_records, pure=True)(piece, file) for piece in pieces)
+            parts.extend(
+                delayed(_piece_records, pure=True)(piece, proof, file, arguments)
+                for piece, proof, arguments in pieces
+            )
     return typing.cast(db.Bag, db.from_delayed(parts))
 
 
@@ -300,7 +331,8 @@ def read_dataframe(
                     parts.append(delayed(_frame, pure=True)(file, record_type, read))
                 else:
                     parts.extend(
-                        delayed(_piece_frame, pure=True)(piece, file, schema) for piece in pieces
+                        delayed(_piece_frame, pure=True)(piece, proof, file, arguments, schema)
+                        for piece, proof, arguments in pieces
                     )
             return typing.cast(dd.DataFrame, dd.from_delayed(parts, meta=meta, verify_meta=False))
         frame = dd.from_map(
