@@ -446,9 +446,12 @@ def test_directory_is_one_error_line(tmp_path: Path, command: str) -> None:
 # run drops to NOBODY; it does so inside the child once the interpreter has started, because
 # the interpreter and its standard library (under /root here) may be out of that user's reach,
 # which rules out a preexec_fn. Parsing the arguments once first loads what argparse imports
-# lazily. A non-root run stays who it is: a mode that denies it is enough.
+# lazily, and the conversion's modules, which the commands import only when they convert (a
+# clone of the project may be out of that user's reach too). A non-root run stays who it is:
+# a mode that denies it is enough.
 AS_UNPRIVILEGED = (
     "import os, sys\n"
+    "import msgpack_reader_py.convert, msgpack_reader_py.query\n"
     "from msgpack_reader_py.cli import build_parser, main\n"
     "build_parser().parse_args(sys.argv[1:])\n"
     "if os.geteuid() == 0:\n"
