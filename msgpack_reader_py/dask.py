@@ -16,7 +16,7 @@ set to the file's name (a path, or a URL off the local filesystem).
 from __future__ import annotations
 
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._extras import missing_extra
@@ -90,13 +90,20 @@ def _name(file: OpenFile) -> str:
 
 
 def _pieces(
-    file: OpenFile, record_type: Any, options: ReadOptions, job: RangeJob, blocksize: int | None
-) -> list[tuple[Delayed, Delayed, Arguments]] | None:
-    """One file split into byte ranges of ``blocksize`` bytes: for each range, the delayed
-    piece its task reads and the delayed proof of where its records start, made by a chain of
-    small tasks (:meth:`~.ranges.Proof.settle` on where each range says its records run), and
-    what reading it takes; ``None`` for a file read whole (``blocksize=None``, one range, or
-    a file that cannot be split: compressed, or untyped records)."""
+    file: OpenFile,
+    record_type: Any,
+    options: ReadOptions,
+    job: RangeJob,
+    blocksize: int | None,
+    partition: Callable[..., Any],
+    *extra: Any,
+) -> list[Delayed] | None:
+    """The delayed partitions of one file split into byte ranges of ``blocksize`` bytes:
+    ``partition(piece, proof, file, arguments, *extra)`` of each range's piece, read by a task
+    of its own, and the proof of where its records start, made by a chain of small tasks
+    (:meth:`~.ranges.Proof.settle` on where each range says its records run); ``None`` for a
+    file read whole (``blocksize=None``, one range, or a file that cannot be split:
+    compressed, or untyped records)."""
     if blocksize is None:
         return None
     try:
@@ -108,14 +115,14 @@ def _pieces(
     ranges = plan_ranges(size, blocksize, known_starts(file))  # the size asked once
     arguments: Arguments = (record_type, options, job)
     proof: Any = Proof()
-    pieces = []
+    partitions = []
     for byte_range in ranges:
         read = delayed(_read, pure=True)(file, byte_range, *arguments)
-        pieces.append((read, proof, arguments))
+        partitions.append(delayed(partition, pure=True)(read, proof, file, arguments, *extra))
         proof = delayed(_proof_after, pure=True)(
             delayed(Piece.where, pure=True)(read), proof, file, arguments
         )
-    return pieces
+    return partitions
 
 
 Arguments = tuple[Any, ReadOptions, RangeJob]
@@ -287,14 +294,11 @@ def read_bag(
     size = _blocksize(blocksize)
     parts = []
     for file in open_files(urlpath, storage_options):
-        pieces = _pieces(file, record_type, read, Records(), size)
+        pieces = _pieces(file, record_type, read, Records(), size, _piece_records)
         if pieces is None:
             parts.append(delayed(_records, pure=True)(file, record_type, read))
         else:
-            parts.extend(
-                delayed(_piece_records, pure=True)(piece, proof, file, arguments)
-                for piece, proof, arguments in pieces
-            )
+            parts.extend(pieces)
     return typing.cast(db.Bag, db.from_delayed(parts))
 
 
@@ -320,7 +324,10 @@ def read_dataframe(
     schema = arrow_schema(record_type)
     meta = _to_pandas(schema.empty_table())
     size = _blocksize(blocksize)
-    split = [_pieces(file, record_type, read, ArrowPieces(), size) for file in files]
+    split = [
+        _pieces(file, record_type, read, ArrowPieces(), size, _piece_frame, schema)
+        for file in files
+    ]
     # Dask would otherwise take every object column for text and convert it to strings,
     # bytes fields included; str fields are string[pyarrow] already (see pandas_dtypes).
     with dask.config.set({"dataframe.convert-string": False}):
@@ -330,10 +337,7 @@ def read_dataframe(
                 if pieces is None:
                     parts.append(delayed(_frame, pure=True)(file, record_type, read))
                 else:
-                    parts.extend(
-                        delayed(_piece_frame, pure=True)(piece, proof, file, arguments, schema)
-                        for piece, proof, arguments in pieces
-                    )
+                    parts.extend(pieces)
             return typing.cast(dd.DataFrame, dd.from_delayed(parts, meta=meta, verify_meta=False))
         frame = dd.from_map(
             _frame,
