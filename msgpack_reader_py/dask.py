@@ -45,6 +45,7 @@ from .ranges import (
     ByteRange,
     Piece,
     Proof,
+    RangeArguments,
     RangeJob,
     Records,
     known_starts,
@@ -113,7 +114,7 @@ def _pieces(
     if size <= blocksize or splittable(file, record_type, options) is not None:
         return None
     ranges = plan_ranges(size, blocksize, known_starts(file))  # the size asked once
-    arguments: Arguments = (record_type, options, job)
+    arguments: RangeArguments = (record_type, options, job)
     proof: Any = Proof()
     partitions = []
     for byte_range in ranges:
@@ -123,10 +124,6 @@ def _pieces(
             delayed(Piece.where, pure=True)(read), proof, file, arguments
         )
     return partitions
-
-
-Arguments = tuple[Any, ReadOptions, RangeJob]
-"""What :func:`~.ranges.read_range` takes after the file and the range."""
 
 
 def _read(file: OpenFile, byte_range: ByteRange, *arguments: Any) -> Piece:
@@ -150,11 +147,11 @@ def _piece_size(piece: Piece) -> int:
 sizeof.register(Piece)(_piece_size)
 
 
-def _proof_after(piece: Piece, proof: Proof, file: OpenFile, arguments: Any) -> Proof:
+def _proof_after(piece: Piece, proof: Proof, file: OpenFile, arguments: RangeArguments) -> Proof:
     return proof.settle(piece, file, arguments)[1]
 
 
-def _settled(piece: Piece, proof: Proof, file: OpenFile, arguments: Arguments) -> Piece:
+def _settled(piece: Piece, proof: Proof, file: OpenFile, arguments: RangeArguments) -> Piece:
     """``piece`` as the sequential read has it (read again, in this task, from the proved
     start where the guess was wrong), its skipped records told and its error raised, naming
     the file. Done in the task that makes the partition of it: a task of its own would hand
@@ -201,14 +198,16 @@ def _frame(
     return frame[[]] if columns == [] else frame
 
 
-def _piece_records(piece: Piece, proof: Proof, file: OpenFile, arguments: Arguments) -> list[Any]:
+def _piece_records(
+    piece: Piece, proof: Proof, file: OpenFile, arguments: RangeArguments
+) -> list[Any]:
     """One partition of :func:`read_bag` for a byte range: its proved records."""
     records: list[Any] = _settled(piece, proof, file, arguments).value
     return records
 
 
 def _piece_frame(
-    piece: Piece, proof: Proof, file: OpenFile, arguments: Arguments, schema: pa.Schema
+    piece: Piece, proof: Proof, file: OpenFile, arguments: RangeArguments, schema: pa.Schema
 ) -> pd.DataFrame:
     """One partition of :func:`read_dataframe` for a byte range: its proved rows."""
     arrays = _settled(piece, proof, file, arguments).value

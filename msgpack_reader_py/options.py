@@ -79,13 +79,6 @@ class ReadOptions:
         a keyword that names no option is a ``TypeError`` naming ``where``'s caller. With
         ``to_the_end`` (a reader that reads its sources to their end: a table, a DataFrame),
         ``follow=True`` is refused (:func:`refuse_follow`)."""
-        read = cls._of(options, keywords, where)
-        if to_the_end:
-            refuse_follow(read, where)
-        return read
-
-    @classmethod
-    def _of(cls, options: ReadOptions | None, keywords: dict[str, Any], where: str) -> ReadOptions:
         unknown = sorted(set(keywords) - _NAMES)
         if unknown:
             raise TypeError(
@@ -93,10 +86,14 @@ class ReadOptions:
                 f"options are {', '.join(sorted(_NAMES))})"
             )
         if options is None:
-            return cls(**keywords)
-        if not isinstance(options, ReadOptions):
+            read = cls(**keywords)
+        elif not isinstance(options, ReadOptions):
             raise TypeError(f"options must be a ReadOptions, got {type(options).__name__}")
-        return dataclasses.replace(options, **keywords) if keywords else options
+        else:
+            read = dataclasses.replace(options, **keywords) if keywords else options
+        if to_the_end:
+            refuse_follow(read, where)
+        return read
 
 
 class ReadKeywords(TypedDict, total=False):

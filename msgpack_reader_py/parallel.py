@@ -28,6 +28,7 @@ from .ranges import (
     FileSource,
     Piece,
     Proof,
+    RangeArguments,
     RangeJob,
     RangeStats,
     local_path,
@@ -84,7 +85,7 @@ def read_ranges(
 def _parallel(
     ranges: list[ByteRange],
     source: FileSource,
-    arguments: tuple[Any, ReadOptions, RangeJob],
+    arguments: RangeArguments,
     workers: int,
     stats: RangeStats,
 ) -> Iterator[Piece]:
@@ -241,7 +242,7 @@ def _context() -> Any:
 def _proved(
     pieces: Iterable[Piece],
     source: FileSource,
-    arguments: tuple[Any, ReadOptions, RangeJob],
+    arguments: RangeArguments,
     stats: RangeStats,
 ) -> Iterator[Piece]:
     """Each piece proved against the chain before it (:meth:`Proof.settle`), up to the first

@@ -50,6 +50,7 @@ __all__ = [
     "Flattened",
     "Piece",
     "Proof",
+    "RangeArguments",
     "RangeJob",
     "RangeStats",
     "Records",
@@ -144,6 +145,11 @@ class RangeJob(Protocol):
     def plan(self, record_type: Any, options: ReadOptions) -> Plan: ...
 
     def collect(self, batches: Iterator[list[Any]]) -> Any: ...
+
+
+RangeArguments = tuple[Any, ReadOptions, RangeJob]
+"""What :func:`read_range` takes after the source and the range: the record type, the
+reading options and the job; what a proof passes on to read a range again."""
 
 
 class Flattened:
@@ -383,7 +389,7 @@ class Proof:
         self,
         piece: Piece,
         source: FileSource,
-        arguments: tuple[Any, ReadOptions, RangeJob],
+        arguments: RangeArguments,
         stats: RangeStats | None = None,
     ) -> tuple[Piece, Proof]:
         """``piece`` if its start is the proved one, else its range read again from there;
