@@ -346,6 +346,34 @@ ONE_FILE = {  # benchmarks/one_file.py: ratio -> what it compares, its target, i
 }
 
 
+ELSEWHERE = {  # the ratios of benchmarks/one_file.py shown for other machines
+    "read_jobs_n": "read",
+    "convert_jobs_n": "convert to Parquet",
+    "dask_ranges": "Dask ranges",
+    "count": "count",
+}
+
+
+def elsewhere_table(others: list[dict[str, Any]]) -> list[str]:
+    """The one-file ratios of runs on other machines (``doc/one_file.*.result.json``), a row
+    each; nothing where there are none."""
+    if not others:
+        return []
+    lines = [
+        "The same benchmark run on other machines (one run each, its own repeats):",
+        "",
+        "| logical CPUs | records | processes | " + " | ".join(ELSEWHERE.values()) + " | note |",
+        "|---|---|---|" + "---|" * len(ELSEWHERE) + "---|",
+    ]
+    for other in others:
+        ratios = " | ".join(f"{other['ratios'][name]:.2f}x" for name in ELSEWHERE)
+        lines.append(
+            f"| {other['cpu_count']} | {other['records']:,} | {other['jobs']} | {ratios} "
+            f"| {other.get('note', '-')} |"
+        )
+    return [*lines, ""]
+
+
 def _faster(rust: float, ours: float) -> str:
     """How a read's time (a ratio to the floor) compares with the Rust reader's."""
     if ours < rust:
@@ -845,7 +873,11 @@ def write(
     compression: tuple[dict[str, Row], dict[str, int]] | None = None,
     output_cost: dict[str, Any] | None = None,
     engines: dict[str, Any] | None = None,
+    others: list[dict[str, Any]] | None = None,
 ) -> None:
+    """RESULTS.md and its plots in ``out``; ``others``: ``one``'s benchmark run on other
+    machines."""
+    others = others or []
     sizes = sorted(int(name.split("/")[1]) for name in rows if name.startswith("message_size/"))
     plot_sizes(rows, sizes, out / "throughput_by_size.png")
     plot_reference(rows, out / "reference_benchmark.png")
@@ -1000,17 +1032,17 @@ def write(
             "",
             "A conversion to Parquet is bounded by two things `--jobs` cannot split. "
             "pyarrow's Parquet encoder runs on one thread, in the one process that writes the "
-            "file: about 0.6 s of the 2M records here (zstd). `--jobs 1` already runs it on "
-            "the second core while the first decodes, so on two cores `--jobs 2` can only move "
-            "the decoding to other processes (the workers run a step below the writer's "
-            "priority, so that they do not slow it). And the command's start takes about "
-            "0.45 s in both counts: Python, this package, pyarrow, its Parquet module, and "
-            "pandas, which pyarrow imports when it first builds an array from Python values "
-            "wherever pandas is installed. Measured once on a 16-core machine, `--jobs 2` was "
-            "about 1.2x `--jobs 1` on this file and `--jobs 16` 1.73x on a file of 8M records: the "
-            "encoder is then the bound. A Dask computation of a few columns of a file read "
-            "whole builds those columns only; a file read in ranges builds every column.",
+            "file. `--jobs 1` already runs it on the second core while the first decodes, so "
+            "on two cores `--jobs 2` can only move the decoding to other processes (the "
+            "workers run a step below the writer's priority, so that they do not slow it). "
+            "And the command's start is paid in both counts: Python, this package, pyarrow, "
+            "its Parquet module, and pandas, which pyarrow imports when it first builds an "
+            "array from Python values wherever pandas is installed. On a machine with more "
+            "cores (below, where measured) the encoder is the bound. A Dask computation of a "
+            "few columns of a file read whole builds those columns only; a file read in "
+            "ranges builds every column.",
             "",
+            *elsewhere_table(others),
             f"Guessing a range's first record took at most {guesses['slowest_seconds'] * 1e3:.2f} "
             f"ms over the {guesses['ranges']} ranges of 8 MiB of the file (target: under 1 ms), "
             f"and {guesses['rereads']} range(s) had to be read again from the proved offset.",
@@ -1253,7 +1285,13 @@ def main(argv: list[str] | None = None) -> int:
     cost = json.loads(cost_path.read_text()) if cost_path.exists() else None
     engines_path = args.doc / "engines.result.json"
     engines = json.loads(engines_path.read_text()) if engines_path.exists() else None
-    write(rows, metadata, big, tried, args.doc, scale, output, one, compression, cost, engines)
+    others = sorted(
+        (json.loads(path.read_text()) for path in args.doc.glob("one_file.*.result.json")),
+        key=lambda other: (other["cpu_count"], other["jobs"], other["records"]),
+    )
+    write(
+        rows, metadata, big, tried, args.doc, scale, output, one, compression, cost, engines, others
+    )
     if args.readme is not None:
         update_readme(rows, metadata, args.readme, scale, one)
     return 0

@@ -484,6 +484,16 @@ def test_report_tables_come_from_the_json(tmp_path: Path) -> None:
     assert f"the Rust reader is {1.3 / rust:.2f}x as fast" in text
     assert f"takes 0.98x ({rust / 0.98:.2f}x as fast as the Rust reader)" in text
     assert (tmp_path / "one_file.png").exists()
+    assert "on other machines" not in text
+    ratios = {**dict.fromkeys(report.ONE_FILE, 1.75), "read_jobs_n": 7.5, "dask_ranges": 4.25}
+    elsewhere = {**one, "cpu_count": 16, "jobs": 16, "note": "a note", "ratios": ratios}
+    (tmp_path / "one_file.cores16.result.json").write_text(json.dumps(elsewhere))
+    assert report.main(["--doc", str(tmp_path)]) == 0
+    assert (
+        "| 16 | 2,000,000 | 16 | 7.50x | 1.75x | 4.25x | 1.75x | a note |"
+        in (tmp_path / "RESULTS.md").read_text()
+    )
+    (tmp_path / "one_file.cores16.result.json").unlink()
     # Without doc/output_cost.result.json, no section of it and no plot.
     assert "## What writing costs" not in text
     assert not (tmp_path / "output_cost.png").exists()
