@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from msgpack_reader_py import Item, StreamingReader, parallel
+from msgpack_reader_py.delivery import Batches, Plan
 from msgpack_reader_py.errors import ReaderError
 from msgpack_reader_py.generator import get_iter, pack_items
 from msgpack_reader_py.options import ReadOptions
@@ -365,3 +366,43 @@ def test_arrow_in_processes_is_the_same_and_leaves_nothing_behind(
     assert outcomes[0] == outcomes[1]
     assert "record 33 at byte" in outcomes[0][1]
     assert list(spools.iterdir()) == []  # every range's file removed with its directory
+
+
+_RUNS_ON_NOTHING: list[int] = []  # in this process, and in each worker forked from it
+
+
+class _Noting(Batches):
+    def __call__(self, values: list[Any], /) -> list[Any]:
+        if not values:
+            _RUNS_ON_NOTHING.append(os.getpid())
+        return values
+
+
+class _Inherits(Records):
+    """A job that tells which process first ran its conversion on no records, as its worker
+    found it: the process it was forked from, if that ran it before the fork."""
+
+    def plan(self, record_type: Any, options: ReadOptions) -> Plan:
+        return Plan(record_type, convert=_Noting())
+
+    def collect(self, batches: Any) -> list[Any]:
+        first = _RUNS_ON_NOTHING[:1]
+        for _ in batches:
+            pass
+        return first
+
+
+def test_forked_workers_start_with_the_jobs_first_run_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What a conversion's first run imports (pyarrow imports pandas with its first array)
+    # is paid once, before the fork, not by every worker.
+    import multiprocessing
+
+    path = write(tmp_path, ITEM_BYTES)
+    monkeypatch.setattr(parallel, "_context", lambda: multiprocessing.get_context("fork"))
+    _RUNS_ON_NOTHING.clear()
+    job = _Inherits()
+    pieces = list(read_ranges(path, Item, job, options=ReadOptions(), workers=2, blocksize=300))
+    assert len(pieces) > 2
+    assert [piece.value for piece in pieces] == [[os.getpid()]] * len(pieces)
