@@ -164,8 +164,8 @@ def _worker_started() -> None:
     """A worker process's set-up.
 
     - Its priority is below the reader's: where the reader has work of its own with what comes
-      back (a Parquet file to write), the workers that feed it do not slow it down (measured:
-      convert --jobs 2 to Parquet 1.62x --jobs 1 at nice 5, against 1.52x at 0).
+      back (a Parquet file to write), the workers that feed it do not slow it down (measured
+      on convert --jobs 2 to Parquet: a little faster at nice 5 than at 0, never slower).
     - Ctrl-C and a hang-up are the reader's to handle: it stops the pool, and no worker dies
       mid-range. They were held back while the worker started (:func:`_signals_held`): one
       that came meanwhile is dropped here, a TERM ends the worker now.
