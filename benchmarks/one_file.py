@@ -25,8 +25,8 @@ times so that drift on a shared machine hits each alike, each as a user runs it:
   ``read_dataframe`` of one file of ``--dask-records`` records (the same file when that equals
   ``--records``) on a ``LocalCluster`` of ``--workers`` processes, with ``blocksize=None``
   (one partition) and with ``--blocksize``;
-  ``..._two_columns``: an aggregate of two columns, which Dask asks a file read whole for
-  alone (a split file's ranges build every column).
+  ``..._two_columns``: an aggregate of two columns, the only ones Dask then asks each
+  partition to build, a file's or a range's.
 
 Each ratio is the median of the per-repeat ratios of two ways timed one after the other. The
 guesses (how long the slowest took, how many ranges were read again) are counted in a read
@@ -102,8 +102,8 @@ def floor(path: Path) -> Callable[[], None]:
 
 def dask_aggregate(path: Path, blocksize: int | None, *, two_columns: bool) -> Callable[[], None]:
     """An aggregate over ``read_dataframe`` on the active cluster: of every column (the rows
-    counted partition by partition), or of ``id`` and ``value`` only (Dask then asks a file
-    read whole for those two columns alone; a split file's ranges build every column)."""
+    counted partition by partition), or of ``id`` and ``value`` only (Dask then asks every
+    partition for those two columns alone)."""
     from dask.base import compute
 
     from msgpack_reader_py.dask import read_dataframe

@@ -339,8 +339,8 @@ ONE_FILE = {  # benchmarks/one_file.py: ratio -> what it compares, its target, i
         1.7,
     ),
     "dask_ranges_two_columns": (
-        "Dask, an aggregate of `id` and `value`: ranges against one partition (which builds "
-        "those two columns only)",
+        "Dask, an aggregate of `id` and `value` (each partition builds those two columns "
+        "only): ranges against one partition",
         None,
     ),
 }
@@ -1038,9 +1038,7 @@ def write(
             "And the command's start is paid in both counts: Python, this package, pyarrow, "
             "its Parquet module, and pandas, which pyarrow imports when it first builds an "
             "array from Python values wherever pandas is installed. On a machine with more "
-            "cores (below, where measured) the encoder is the bound. A Dask computation of a "
-            "few columns of a file read whole builds those columns only; a file read in "
-            "ranges builds every column.",
+            "cores (below, where measured) the encoder is the bound.",
             "",
             *elsewhere_table(others),
             f"Guessing a range's first record took at most {guesses['slowest_seconds'] * 1e3:.2f} "

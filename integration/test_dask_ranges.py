@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import distributed
 import pandas as pd
@@ -13,7 +14,9 @@ import pytest
 from dask.delayed import Delayed
 
 from msgpack_reader_py import Item, StreamingReader, TruncatedStreamError, get_iter, pack_items
+from msgpack_reader_py import dask as dask_module
 from msgpack_reader_py.dask import read_bag, read_dataframe
+from msgpack_reader_py.ranges import read_range
 from tests.helpers import packed
 
 TIMEOUT = 60
@@ -107,6 +110,63 @@ def _record_bytes(records: list[Item]) -> int:
     from dask.sizeof import sizeof
 
     return int(sizeof(records))
+
+
+def test_a_split_file_builds_only_the_columns_a_computation_uses(
+    monkeypatch: pytest.MonkeyPatch, item_path: Path
+) -> None:
+    built: list[tuple[str, ...] | None] = []
+
+    def spy(*arguments: Any) -> Any:
+        built.append(arguments[-1].columns)  # the range's job
+        return read_range(*arguments)
+
+    monkeypatch.setattr(dask_module, "read_range", spy)
+    frame = read_dataframe(str(item_path), blocksize=20_000)
+    assert frame.npartitions > 2
+    assert frame["id"].sum().compute(scheduler="sync") == sum(item.id for item in ITEMS)
+    assert built == [("id",)] * frame.npartitions
+    built.clear()
+    both = frame[["value", "path"]].compute(scheduler="sync")
+    assert built == [("value", "path")] * frame.npartitions
+    assert both["path"].tolist() == [item.path for item in ITEMS]
+    built.clear()
+    nothing = frame[[]].compute(scheduler="sync")  # no column: one is read for the rows
+    assert (len(nothing), list(nothing.columns)) == (len(ITEMS), [])
+    assert built == [("id",)] * frame.npartitions
+    built.clear()
+    assert rows(frame.compute(scheduler="sync")) == ITEMS
+    assert built == [None] * frame.npartitions
+
+
+def test_a_projection_of_a_split_file_is_exact_on_a_cluster(
+    client: distributed.Client, tmp_path: Path
+) -> None:
+    # Payloads holding records of the same kind make guesses go wrong: the ranges read again
+    # from their proved starts build the projected columns too.
+    inner = b"".join(packed([f"inner{i}", b""]) for i in range(40))
+    records = [Carrier(f"outer{i}", inner) for i in range(30)]
+    path = tmp_path / "carriers.msgpack"
+    path.write_bytes(b"".join(packed([r.name, r.payload]) for r in records))
+    frame = read_dataframe(str(path), Carrier, blocksize=97)
+    assert frame.npartitions > 30
+    names = client.compute(frame["name"]).result(timeout=TIMEOUT)
+    assert names.tolist() == [r.name for r in records]
+    assert client.compute(frame.name.str.len().sum()).result(timeout=TIMEOUT) == sum(
+        len(r.name) for r in records
+    )
+    cut = tmp_path / "cut.msgpack"
+    cut.write_bytes(pack_items(ITEMS)[:-9])
+    with pytest.raises(TruncatedStreamError) as sequential:
+        list(StreamingReader(cut))
+    with pytest.raises(TruncatedStreamError) as split:
+        client.compute(read_dataframe(str(cut), blocksize=5000)["value"].sum()).result(
+            timeout=TIMEOUT
+        )
+    assert (split.value.index, split.value.offset) == (
+        sequential.value.index,
+        sequential.value.offset,
+    )
 
 
 def test_blocksize_is_checked() -> None:

@@ -1,4 +1,5 @@
-"""Many files at once: a Dask Bag or DataFrame of their records, one partition per file.
+"""Many files at once: a Dask Bag or DataFrame of their records, a partition per file or, for
+a file larger than ``blocksize``, per byte range of it.
 
 Needs the ``dask`` extra (``pip install '.[dask]'`` in the project's clone).
 
@@ -8,25 +9,30 @@ Needs the ``dask`` extra (``pip install '.[dask]'`` in the project's clone).
 
 Files are opened through fsspec, so any filesystem it knows works: local paths, ``memory://``,
 ``s3://`` (with s3fs), ``gs://`` (with gcsfs), and so on; ``storage_options`` go to it. Each
-file is read by one task, in constant memory, with the reader's checks and error contract; a
-bad record fails the computation with the reader's error, its :attr:`~.ReaderError.source`
-set to the file's name (a path, or a URL off the local filesystem).
+file or range is read by one task, with the reader's checks and error contract (a range's
+first record proved by a chain of small tasks, :mod:`.ranges`: the result is exactly the
+sequential one); a bad record fails the computation with the reader's error, its
+:attr:`~.ReaderError.source` set to the file's name (a path, or a URL off the local
+filesystem).
 """
 
 from __future__ import annotations
 
+import functools
 import typing
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._extras import missing_extra
 
 try:
-    import dask
     import dask.bag as db
     import dask.dataframe as dd
     import pandas as pd
     import pyarrow as pa
+    from dask._task_spec import Alias, Task
+    from dask.dataframe.dask_expr._expr import Expr, PartitionsFiltered
+    from dask.dataframe.dask_expr.io import BlockwiseIO
     from dask.dataframe.io.csv import AUTO_BLOCKSIZE
     from dask.delayed import Delayed, delayed
     from dask.sizeof import sizeof
@@ -46,7 +52,6 @@ from .ranges import (
     Piece,
     Proof,
     RangeArguments,
-    RangeJob,
     Records,
     known_starts,
     plan_ranges,
@@ -61,6 +66,7 @@ if TYPE_CHECKING:
 __all__ = ["open_files", "pandas_dtypes", "read_bag", "read_dataframe"]
 
 UrlPath = str | Sequence[str]
+_E = typing.TypeVar("_E")
 
 
 def open_files(urlpath: UrlPath, storage_options: dict[str, Any] | None = None) -> list[OpenFile]:
@@ -90,21 +96,12 @@ def _name(file: OpenFile) -> str:
     return str(file.path) if isinstance(file.fs, LocalFileSystem) else str(file.full_name)
 
 
-def _pieces(
-    file: OpenFile,
-    record_type: Any,
-    options: ReadOptions,
-    job: RangeJob,
-    blocksize: int | None,
-    partition: Callable[..., Any],
-    *extra: Any,
-) -> list[Delayed] | None:
-    """The delayed partitions of one file split into byte ranges of ``blocksize`` bytes:
-    ``partition(piece, proof, file, arguments, *extra)`` of each range's piece, read by a task
-    of its own, and the proof of where its records start, made by a chain of small tasks
-    (:meth:`~.ranges.Proof.settle` on where each range says its records run); ``None`` for a
-    file read whole (``blocksize=None``, one range, or a file that cannot be split:
-    compressed, or untyped records)."""
+def _ranges(
+    file: OpenFile, record_type: Any, options: ReadOptions, blocksize: int | None
+) -> list[ByteRange] | None:
+    """The byte ranges of ``blocksize`` bytes one file is split into; ``None`` for a file read
+    whole (``blocksize=None``, one range, or a file that cannot be split: compressed, or
+    untyped records)."""
     if blocksize is None:
         return None
     try:
@@ -113,8 +110,20 @@ def _pieces(
         return None  # fails when read, naming the file
     if size <= blocksize or splittable(file, record_type, options) is not None:
         return None
-    ranges = plan_ranges(size, blocksize, known_starts(file))  # the size asked once
-    arguments: RangeArguments = (record_type, options, job)
+    return plan_ranges(size, blocksize, known_starts(file))  # the size asked once
+
+
+def _pieces(
+    file: OpenFile,
+    ranges: list[ByteRange],
+    arguments: RangeArguments,
+    partition: Callable[..., Any],
+    *extra: Any,
+) -> list[Delayed]:
+    """The delayed partitions of one file split into ``ranges``: ``partition(piece, proof,
+    file, arguments, *extra)`` of each range's piece, read by a task of its own, and the proof
+    of where its records start, made by a chain of small tasks (:meth:`~.ranges.Proof.settle`
+    on where each range says its records run)."""
     proof: Any = Proof()
     partitions = []
     for byte_range in ranges:
@@ -183,13 +192,14 @@ def _frame(
 ) -> pd.DataFrame:
     """One partition of :func:`read_dataframe`: the records of one file, as columns.
 
-    ``columns`` is Dask's projection (the columns a computation uses): only those are built.
-    No column at all (``len(df)``) still needs the row count, so one column is read for it.
+    ``columns`` is Dask's projection (the columns a computation uses): only those are built
+    (:func:`_built`).
     """
-    wanted = columns if columns else None if columns is None else [_first_column(record_type)]
     with file as stream:
         try:
-            with read_batches(stream, record_type, columns=wanted, options=options) as batches:
+            with read_batches(
+                stream, record_type, columns=_built(record_type, columns), options=options
+            ) as batches:
                 table = pa.Table.from_batches(list(batches), schema=batches.schema)
         except ReaderError as exc:
             raise exc.in_source(_name(file)) from exc
@@ -207,12 +217,129 @@ def _piece_records(
 
 
 def _piece_frame(
-    piece: Piece, proof: Proof, file: OpenFile, arguments: RangeArguments, schema: pa.Schema
+    piece: Piece,
+    proof: Proof,
+    file: OpenFile,
+    arguments: RangeArguments,
+    schema: pa.Schema,
+    columns: list[str] | None = None,
 ) -> pd.DataFrame:
-    """One partition of :func:`read_dataframe` for a byte range: its proved rows."""
+    """One partition of :func:`read_dataframe` for a byte range: its proved rows (of the
+    columns of ``schema``; none at all where Dask asked for no ``columns``)."""
     arrays = _settled(piece, proof, file, arguments).value
     batches = [pa.RecordBatch.from_struct_array(array) for array in arrays]
-    return _to_pandas(pa.Table.from_batches(batches, schema=schema))
+    frame = _to_pandas(pa.Table.from_batches(batches, schema=schema))
+    return frame[[]] if columns == [] else frame
+
+
+def _expression(kind: type[_E], *operands: Any) -> _E:
+    """A Dask expression of this module made of its ``operands`` (Dask leaves its expressions'
+    constructor unannotated)."""
+    made: Any = kind
+    return typing.cast(_E, made(*operands))
+
+
+def _projection(expr: Any) -> list[str] | None:
+    """The columns Dask's projection left an expression of this module (``None``: all)."""
+    return typing.cast("list[str] | None", expr.operand("columns"))
+
+
+class _Part(NamedTuple):
+    """One partition of :func:`read_dataframe`: a file read whole, or one byte range of it."""
+
+    file: OpenFile
+    byte_range: ByteRange | None
+
+
+def _built(record_type: Any, columns: list[str] | None) -> list[str] | None:
+    """The columns a partition builds for Dask's projection ``columns``: no column at all
+    (``df[[]]``) still needs the row count, so one column is read for it."""
+    if columns is None or columns:
+        return columns
+    return [_first_column(record_type)]
+
+
+class _Frames(PartitionsFiltered, BlockwiseIO):
+    """The expression :func:`read_dataframe` gives Dask: a partition per :class:`_Part`.
+
+    Its ``columns`` are Dask's projection (the columns a computation uses): Dask sets them
+    as it optimizes, and every partition, a file's or a range's, builds only those. A range's
+    partition is made by :class:`_RangeReads`, whose tasks prove where it starts."""
+
+    # Dask's declarations, as its own expressions make them:
+    _parameters = ["parts", "record_type", "options", "columns", "_partitions"]  # noqa: RUF012
+    _defaults = {"columns": None, "_partitions": None}  # noqa: RUF012
+    _absorb_projections = True
+
+    @functools.cached_property
+    def _name(self) -> str:
+        return f"read-msgpack-{self.deterministic_token}"
+
+    @functools.cached_property
+    def _meta(self) -> pd.DataFrame:
+        meta = _to_pandas(arrow_schema(self.record_type).empty_table())
+        columns = _projection(self)
+        return meta if columns is None else meta[columns]
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self._meta.columns)
+
+    def _divisions(self) -> tuple[None, ...]:
+        return (None,) * (len(self.parts) + 1)
+
+    @functools.cached_property
+    def _reads(self) -> _RangeReads | None:
+        if all(part.byte_range is None for part in self.parts):
+            return None
+        return _expression(
+            _RangeReads, self.parts, self.record_type, self.options, _projection(self)
+        )
+
+    def dependencies(self) -> list[Any]:
+        return [] if self._reads is None else [self._reads]
+
+    def _filtered_task(self, name: Any, index: int) -> Any:
+        part = self.parts[index]
+        if self._reads is not None and part.byte_range is not None:
+            return Alias(name, (self._reads._name, index))
+        columns = _projection(self)
+        return Task(
+            name, _frame, part.file, self.record_type, self.options, columns, _data_producer=True
+        )
+
+
+class _RangeReads(Expr):
+    """The tasks of the split files' partitions of :class:`_Frames`, one key per partition
+    (its index among all the partitions): each range read by a task of its own, building the
+    projected columns, and proved by the chain of :func:`_pieces`."""
+
+    _parameters = ["parts", "record_type", "options", "columns"]  # noqa: RUF012
+
+    @functools.cached_property
+    def _name(self) -> str:
+        return f"read-msgpack-ranges-{self.deterministic_token}"
+
+    def _layer(self) -> dict[Any, Any]:
+        record_type, columns = self.record_type, _projection(self)
+        job = ArrowPieces.of(_built(record_type, columns))
+        arguments: RangeArguments = (record_type, self.options, job)
+        schema = job.schema(record_type)
+        runs: list[list[int]] = []  # each split file's partitions
+        for index, part in enumerate(self.parts):
+            if part.byte_range is not None:
+                if part.byte_range.number == 0:
+                    runs.append([])
+                runs[-1].append(index)
+        graph: dict[Any, Any] = {}
+        for run in runs:
+            file = self.parts[run[0]].file
+            ranges = [self.parts[index].byte_range for index in run]
+            pieces = _pieces(file, ranges, arguments, _piece_frame, schema, columns)
+            for index, piece in zip(run, pieces, strict=True):
+                graph.update(piece.__dask_graph__())
+                graph[(self._name, index)] = Alias((self._name, index), piece.key)
+        return graph
 
 
 def _blocksize(blocksize: int | str | None) -> int | None:
@@ -280,7 +407,9 @@ def read_bag(
     options: ReadOptions | None = None,
     **keywords: Unpack[ReadKeywords],
 ) -> db.Bag:
-    """A ``dask.bag.Bag`` of the records of every file ``urlpath`` names, one partition per file.
+    """A ``dask.bag.Bag`` of the records of every file ``urlpath`` names: a partition per file,
+    or per byte range of ``blocksize`` bytes of a larger one (``"default"``: as
+    ``dask.dataframe.read_csv`` chooses; ``None``: a partition per file).
 
     Records are ``record_type`` objects, built as :class:`~msgpack_reader_py.StreamingReader`
     builds them (``Item`` by default), with the reading options
@@ -293,11 +422,11 @@ def read_bag(
     size = _blocksize(blocksize)
     parts = []
     for file in open_files(urlpath, storage_options):
-        pieces = _pieces(file, record_type, read, Records(), size, _piece_records)
-        if pieces is None:
+        ranges = _ranges(file, record_type, read, size)
+        if ranges is None:
             parts.append(delayed(_records, pure=True)(file, record_type, read))
         else:
-            parts.extend(pieces)
+            parts.extend(_pieces(file, ranges, (record_type, read, Records()), _piece_records))
     return typing.cast(db.Bag, db.from_delayed(parts))
 
 
@@ -312,39 +441,18 @@ def read_dataframe(
 ) -> dd.DataFrame:
     """A ``dask.dataframe.DataFrame`` of the records of every file ``urlpath`` names.
 
-    One partition per file, one column per field of ``record_type``, with the dtypes of
-    :func:`pandas_dtypes`; each file is read through :func:`~msgpack_reader_py.arrow.read_batches`
-    (records validated, no record object built) with the reading options, as :func:`read_bag`
-    takes them. The files are listed now and read when the frame is computed, on whatever
-    scheduler is active: a ``distributed.Client`` sends the work to its cluster.
+    Partitions as :func:`read_bag` cuts them, one column per field of ``record_type``, with the
+    dtypes of :func:`pandas_dtypes`; each file or range is read as
+    :func:`~msgpack_reader_py.arrow.read_batches` reads (records validated, no record object
+    built) with the reading options, as :func:`read_bag` takes them, building only the columns
+    a computation uses (Dask's projection). The files are listed (and sized) now and read when
+    the frame is computed, on whatever scheduler is active: a ``distributed.Client`` sends the
+    work to its cluster.
     """
     read = ReadOptions.of(options, dict(keywords), "read_dataframe()", to_the_end=True)
-    files = open_files(urlpath, storage_options)
-    schema = arrow_schema(record_type)
-    meta = _to_pandas(schema.empty_table())
     size = _blocksize(blocksize)
-    split = [
-        _pieces(file, record_type, read, ArrowPieces(), size, _piece_frame, schema)
-        for file in files
-    ]
-    # Dask would otherwise take every object column for text and convert it to strings,
-    # bytes fields included; str fields are string[pyarrow] already (see pandas_dtypes).
-    with dask.config.set({"dataframe.convert-string": False}):
-        if any(pieces is not None for pieces in split):
-            parts = []
-            for file, pieces in zip(files, split, strict=True):
-                if pieces is None:
-                    parts.append(delayed(_frame, pure=True)(file, record_type, read))
-                else:
-                    parts.extend(pieces)
-            return typing.cast(dd.DataFrame, dd.from_delayed(parts, meta=meta, verify_meta=False))
-        frame = dd.from_map(
-            _frame,
-            files,
-            record_type=record_type,
-            options=read,
-            meta=meta,
-            label="read-msgpack",
-            enforce_metadata=False,
-        )
-    return typing.cast(dd.DataFrame, frame)
+    parts: list[_Part] = []
+    for file in open_files(urlpath, storage_options):
+        ranges = _ranges(file, record_type, read, size)
+        parts.extend([_Part(file, None)] if ranges is None else [_Part(file, r) for r in ranges])
+    return dd.DataFrame(_expression(_Frames, tuple(parts), record_type, read))
