@@ -370,6 +370,7 @@ def test_the_rust_reference_ratio_is_its_two_times() -> None:
 
 
 def test_report_tables_come_from_the_json(tmp_path: Path) -> None:
+    project_readme = report.README.read_bytes()  # each run below is given a README of its own
     times = dict.fromkeys(report.REFERENCE, 0.002)
     times["raw_unpacker_baseline"] = 0.001
     times["fast_stream_benchmark"] = 0.0016
@@ -488,11 +489,12 @@ def test_report_tables_come_from_the_json(tmp_path: Path) -> None:
     ratios = {**dict.fromkeys(report.ONE_FILE, 1.75), "read_jobs_n": 7.5, "dask_ranges": 4.25}
     elsewhere = {**one, "cpu_count": 16, "jobs": 16, "note": "a note", "ratios": ratios}
     (tmp_path / "one_file.cores16.result.json").write_text(json.dumps(elsewhere))
-    assert report.main(["--doc", str(tmp_path)]) == 0
+    assert report.main(["--doc", str(tmp_path), "--readme", str(readme)]) == 0
     assert (
         "| 16 | 2,000,000 | 16 | 7.50x | 1.75x | 4.25x | 1.75x | a note |"
         in (tmp_path / "RESULTS.md").read_text()
     )
+    assert report.README.read_bytes() == project_readme
     (tmp_path / "one_file.cores16.result.json").unlink()
     # Without doc/output_cost.result.json, no section of it and no plot.
     assert "## What writing costs" not in text
