@@ -38,6 +38,15 @@ def item_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+def carriers(tmp_path: Path) -> tuple[Path, list[Carrier]]:
+    """A file of carriers whose payloads are files of carriers: guesses go wrong in it."""
+    inner = b"".join(packed([f"inner{i}", b""]) for i in range(40))
+    records = [Carrier(f"outer{i}", inner) for i in range(30)]
+    path = tmp_path / "carriers.msgpack"
+    path.write_bytes(b"".join(packed([r.name, r.payload]) for r in records))
+    return path, records
+
+
 def rows(frame: pd.DataFrame) -> list[Item]:
     return [Item(*row) for row in frame[FIELDS].itertuples(index=False)]
 
@@ -58,10 +67,7 @@ def test_one_file_in_many_partitions_on_a_cluster(
 def test_payloads_of_the_same_kind_split_exactly(
     client: distributed.Client, tmp_path: Path
 ) -> None:
-    inner = b"".join(packed([f"inner{i}", b""]) for i in range(40))
-    records = [Carrier(f"outer{i}", inner) for i in range(30)]
-    path = tmp_path / "carriers.msgpack"
-    path.write_bytes(b"".join(packed([r.name, r.payload]) for r in records))
+    path, records = carriers(tmp_path)
     bag = read_bag(str(path), Carrier, blocksize=97)
     assert bag.npartitions > 30
     assert client.compute(bag).result(timeout=TIMEOUT) == records
@@ -135,10 +141,7 @@ def test_a_projection_of_a_split_file_is_exact_on_a_cluster(
 ) -> None:
     # Payloads holding records of the same kind make guesses go wrong: the ranges read again
     # from their proved starts build the projected columns too.
-    inner = b"".join(packed([f"inner{i}", b""]) for i in range(40))
-    records = [Carrier(f"outer{i}", inner) for i in range(30)]
-    path = tmp_path / "carriers.msgpack"
-    path.write_bytes(b"".join(packed([r.name, r.payload]) for r in records))
+    path, records = carriers(tmp_path)
     frame = read_dataframe(str(path), Carrier, blocksize=97)
     assert frame.npartitions > 30
     names = client.compute(frame["name"]).result(timeout=TIMEOUT)
