@@ -10,9 +10,30 @@ import io
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
-__all__ = ["NamedOutput", "replacing"]
+__all__ = ["NamedOutput", "replacing", "stop", "stopped"]
+
+_STOPS: list[BaseException] = []
+
+
+def stop(exc: BaseException) -> NoReturn:
+    """Raise ``exc``, a stop a signal asked for (``KeyboardInterrupt``, the command line's
+    SIGTERM), and keep it (:func:`stopped`): until it is forgotten, no :func:`replacing` block
+    puts its file in place. A signal's handler runs wherever the program is, a finaliser
+    included (a ``__del__``, a weakref callback); Python reports an exception raised there as
+    ignored and goes on, and the program would finish and keep its output."""
+    _STOPS.append(exc)
+    raise exc
+
+
+def stopped(*, forget: bool = False) -> BaseException | None:
+    """The first stop :func:`stop` kept, whether it was raised or lost; ``None`` if none.
+    ``forget``: none is kept afterwards (a program that has acted upon it)."""
+    first = _STOPS[0] if _STOPS else None
+    if forget:
+        _STOPS.clear()
+    return first
 
 
 @contextmanager
@@ -41,6 +62,9 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[NamedOutput]:
                 raise OSError(exc.errno, exc.strerror, target) from exc
         with os.fdopen(handle, "wb") as out:
             yield NamedOutput(out, target)
+        kept = stopped()
+        if kept is not None:
+            raise kept  # raised in a finaliser, and lost there (see stop)
         try:
             os.replace(temporary, target)
         except OSError as exc:

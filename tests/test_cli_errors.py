@@ -4,19 +4,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import errno
 import io
 import os
 import signal
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
 import msgpack
 import pytest
 
-from msgpack_reader_py import Item, cli, pack_items
+from msgpack_reader_py import Item, cli, pack_items, writers
+from msgpack_reader_py import convert as convert_module
 from msgpack_reader_py.cli import generate as cli_generate
 from msgpack_reader_py.cli import main
 from msgpack_reader_py.cli import read as cli_read
@@ -29,6 +32,7 @@ from .helpers import (
     GOOD_RECORD,
     ITEM,
     NOT_ITEMS_HINT,
+    PREVIOUS,
     InterruptedStream,
     error_line,
     fake_stdin,
@@ -412,11 +416,75 @@ def test_sigterm_and_sighup_unwind_as_ctrl_c_does(
         raise AssertionError("the signal did not stop the command")  # pragma: no cover
 
     monkeypatch.setattr(cli, "pack_items", terminated)
-    before = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    before = {signum: signal.getsignal(signum) for signum in stops}
     assert main([]) == status
-    after = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    after = {signum: signal.getsignal(signum) for signum in stops}
     assert after == before  # the handlers are the command's alone
     assert capsys.readouterr() == ("", "")
+
+
+def test_a_signal_ignored_when_the_command_starts_stays_ignored(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # nohup starts a command with SIGHUP ignored: a closed terminal must not stop it.
+    handlers: list[Any] = []
+
+    def packed(items: Any) -> bytes:
+        handlers.append(signal.getsignal(signal.SIGHUP))
+        return pack_items(items)
+
+    monkeypatch.setattr(cli, "pack_items", packed)
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        assert main([]) == 0
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+    assert handlers == [signal.SIG_IGN]
+    assert "Read" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("stop", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["ctrl-c", "term"]
+)
+def test_a_stop_lost_in_a_finaliser_still_stops_the_command(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    reference_file: Path,
+    stop: signal.Signals,
+    status: int,
+) -> None:
+    # A signal's handler runs wherever the program is. In a finaliser, Python reports the
+    # exception it raises as ignored and goes on: the command must stop all the same, its
+    # output file not put in place.
+    lost: list[BaseException | None] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda report: lost.append(report.exc_value))
+    real = writers.text_out
+
+    class Finalised:
+        def __del__(self) -> None:
+            signal.raise_signal(stop)
+
+    @contextlib.contextmanager
+    def text_out(*arguments: Any, **keywords: Any) -> Iterator[Callable[[Any], None]]:
+        with real(*arguments, **keywords) as write:
+
+            def writing(batch: Any) -> None:
+                Finalised()  # dropped at once: the signal's handler runs in its finaliser
+                write(batch)
+
+            yield writing
+
+    monkeypatch.setattr(convert_module, "text_out", text_out)
+    out = reference_file.parent / "out.jsonl"
+    out.write_bytes(PREVIOUS)
+    assert main(["convert", str(reference_file), *ITEM, "--to", "jsonl", "-o", str(out)]) == status
+    assert [type(exc) for exc in lost[:1]] == [
+        KeyboardInterrupt if stop == signal.SIGINT else cli.Terminated
+    ]
+    assert out.read_bytes() == PREVIOUS
+    assert sorted(p.name for p in out.parent.iterdir()) == sorted([out.name, reference_file.name])
+    assert capsys.readouterr().err == ""
 
 
 def test_keyboard_interrupt_while_reading_stdin(

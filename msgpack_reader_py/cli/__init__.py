@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from .._log import logger
+from ..atomic import stop, stopped
 from ..follow import check_followable
 from ..generator import DEFAULT_SEED, get_iter, pack_items
 from ..options import ReadOptions
@@ -79,7 +80,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             if getattr(args, "follow", False):
                 _check_followed(parser, sources)
             run: Callable[[argparse.Namespace], int] = args.run
-            return run(args)
+            status = run(args)
+            lost = stopped()
+            if lost is not None:
+                raise lost  # raised in a finaliser and lost there: the command stops all the same
+            return status
         except Failure as exc:
             return _fail(str(exc), exc.status)
         except BrokenPipeError:
@@ -126,8 +131,11 @@ class Terminated(BaseException):
 
 @contextmanager
 def _terminable() -> Iterator[None]:
-    """SIGTERM and SIGHUP raise :class:`Terminated` while a command runs (where the command
-    line runs in the main thread: only there can a signal's handler be set). A service
+    """SIGTERM and SIGHUP raise :class:`Terminated` while a command runs, and Ctrl-C
+    ``KeyboardInterrupt`` as always, each kept (:func:`~..atomic.stop`): one whose exception
+    Python lost in a finaliser still stops the command before it puts an output file in place
+    (:func:`main` raises it again). Only in the main thread, where a signal's handler can be
+    set; a signal ignored when the command starts (``nohup``) stays ignored. A service
     manager, ``timeout`` or a stopped container sends TERM; a closed terminal or ssh session
     sends HUP: either way the command stops as on Ctrl-C."""
     if threading.current_thread() is not threading.main_thread():
@@ -135,15 +143,25 @@ def _terminable() -> Iterator[None]:
         return
 
     def terminate(signum: int, frame: object) -> None:
-        raise Terminated(signum)
+        stop(Terminated(signum))
 
-    stopping = [signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
-    previous = {signum: signal.signal(signum, terminate) for signum in stopping}
+    def interrupt(signum: int, frame: object) -> None:
+        stop(KeyboardInterrupt())
+
+    handlers = {signal.SIGINT: interrupt, signal.SIGTERM: terminate}
+    if hasattr(signal, "SIGHUP"):
+        handlers[signal.SIGHUP] = terminate
+    previous = {
+        signum: signal.signal(signum, handler)
+        for signum, handler in handlers.items()
+        if signal.getsignal(signum) is not signal.SIG_IGN
+    }
     try:
         yield
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+        stopped(forget=True)
 
 
 @contextmanager
