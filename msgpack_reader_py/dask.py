@@ -288,9 +288,9 @@ class _Frames(PartitionsFiltered, BlockwiseIO):
     _defaults = {"columns": None, "_partitions": None}  # noqa: RUF012
     _absorb_projections = True
 
-    @functools.cached_property
-    def _name(self) -> str:
-        return f"read-msgpack-{self.deterministic_token}"
+    @property
+    def _funcname(self) -> str:  # what Dask names its tasks after
+        return "read-msgpack"
 
     @functools.cached_property
     def _meta(self) -> pd.DataFrame:
@@ -333,9 +333,9 @@ class _RangeReads(Expr):
 
     _parameters = ["parts", "record_type", "options", "columns"]  # noqa: RUF012
 
-    @functools.cached_property
-    def _name(self) -> str:
-        return f"read-msgpack-ranges-{self.deterministic_token}"
+    @property
+    def _funcname(self) -> str:
+        return "read-msgpack-ranges"
 
     def _layer(self) -> dict[Any, Any]:
         record_type, columns = self.record_type, _projection(self)
