@@ -203,8 +203,7 @@ def _frame(
         except ReaderError as exc:
             raise exc.in_source(_name(file)) from exc
     note_skipped(_name(file), batches.skipped, batches.errors)
-    frame = _to_pandas(table)
-    return frame[[]] if columns == [] else frame
+    return _shown(_to_pandas(table), columns)
 
 
 def _piece_records(
@@ -245,8 +244,7 @@ def _piece_frame(
 ) -> pd.DataFrame:
     """One partition of :func:`read_dataframe` for a byte range: its proved rows (none of its
     columns where Dask asked for no ``columns``)."""
-    frame: pd.DataFrame = _settled(piece, proof, file, arguments).value
-    return frame[[]] if columns == [] else frame
+    return _shown(_settled(piece, proof, file, arguments).value, columns)
 
 
 def _expression(kind: type[_E], *operands: Any) -> _E:
@@ -270,10 +268,16 @@ class _Part(NamedTuple):
 
 def _built(record_type: Any, columns: list[str] | None) -> list[str] | None:
     """The columns a partition builds for Dask's projection ``columns``: no column at all
-    (``df[[]]``) still needs the row count, so one column is read for it."""
+    (``df[[]]``) still needs the row count, so one column is read for it (and dropped by
+    :func:`_shown`)."""
     if columns is None or columns:
         return columns
     return [_first_column(record_type)]
+
+
+def _shown(frame: pd.DataFrame, columns: list[str] | None) -> pd.DataFrame:
+    """A partition's frame as Dask's projection ``columns`` asked for it (see :func:`_built`)."""
+    return frame[[]] if columns == [] else frame
 
 
 class _Frames(PartitionsFiltered, BlockwiseIO):
