@@ -15,8 +15,8 @@ from dask.delayed import Delayed
 from msgpack_reader_py import Item, StreamingReader, TruncatedStreamError, get_iter, pack_items
 from msgpack_reader_py import dask as dask_module
 from msgpack_reader_py.dask import read_bag, read_dataframe
-from msgpack_reader_py.ranges import read_range
-from tests.helpers import packed
+from msgpack_reader_py.ranges import plan, read_range
+from tests.helpers import packed, zstd_frames
 
 TIMEOUT = 60
 ITEMS = list(get_iter(3000, seed=11))
@@ -62,6 +62,19 @@ def test_one_file_in_many_partitions_on_a_cluster(
     assert client.compute(bag).result(timeout=TIMEOUT) == ITEMS
     # None keeps a partition per file
     assert read_dataframe(str(item_path), blocksize=None).npartitions == 1
+
+
+def test_a_zstd_file_of_frames_in_many_partitions(
+    client: distributed.Client, tmp_path: Path
+) -> None:
+    data = pack_items(ITEMS)
+    path = tmp_path / "items.msgpack.zst"
+    path.write_bytes(zstd_frames(data, range(4096, len(data), 4096)))
+    frame = read_dataframe(str(path), blocksize=10_000)
+    assert frame.npartitions == len(plan(path, 10_000)) > 1
+    assert rows(client.compute(frame).result(timeout=TIMEOUT)) == ITEMS
+    bag = read_bag(str(path), blocksize=10_000)
+    assert client.compute(bag).result(timeout=TIMEOUT) == ITEMS
 
 
 def test_payloads_of_the_same_kind_split_exactly(

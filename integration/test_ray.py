@@ -31,10 +31,11 @@ from msgpack_reader_py import (
 )
 from msgpack_reader_py.arrow import ArrowPieces, arrow_schema, read_table
 from msgpack_reader_py.options import ReadOptions
-from msgpack_reader_py.ranges import Proof, plan_ranges
+from msgpack_reader_py.ranges import Proof, plan, plan_ranges
 from msgpack_reader_py.ray import _read, _settle, _whole, _whole_task, read_msgpack
 from tests.encoders import DATA as DATA_DIR
 from tests.encoders import EVENT_FILES, Event, expected_events
+from tests.helpers import zstd_frames
 
 ITEMS = list(get_iter(600, seed=11))
 DATA = pack_items(ITEMS)
@@ -257,6 +258,13 @@ def test_a_compressed_file_is_read_whole(cluster: None, directory: Path) -> None
     got = table_of(dataset)
     assert got.num_rows == len(ITEMS)
     assert got.equals(read_table(path))
+
+
+def test_a_zstd_file_of_frames_is_split_where_frames_start(cluster: None, directory: Path) -> None:
+    path = write(directory, zstd_frames(DATA, range(5000, len(DATA), 5000)), ".msgpack.zst")
+    dataset = read_msgpack(path, blocksize=BLOCKSIZE)
+    assert dataset.num_blocks() == len(plan(path, BLOCKSIZE)) > 1
+    assert table_of(dataset).equals(read_table(path))
 
 
 def test_an_empty_file_gives_no_rows_with_the_schema(cluster: None, directory: Path) -> None:

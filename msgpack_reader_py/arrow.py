@@ -301,9 +301,10 @@ class BatchReader(SourceReader[pa.RecordBatch]):
             of ``blocksize`` bytes (default: eight per worker, 1 to 64 MiB each), each range's
             first record guessed and then proved (:mod:`~msgpack_reader_py.ranges`): the
             batches, their rows, ``skipped``, ``errors`` and any error (its index and offset
-            included) are exactly those of a read on one process. Only an uncompressed file
-            read with a record type is split; anything else (a stream, bytes, a compressed
-            file, ``follow``) is read in this process, as with the default, ``None``.
+            included) are exactly those of a read on one process. Only a file read with a
+            record type is split, uncompressed or zstd frames that declare their sizes (cut
+            where frames start); anything else (a stream, bytes, a gzip, bzip2 or xz file,
+            ``follow``) is read in this process, as with the default, ``None``.
         blocksize: the size of the byte ranges ``workers`` read, in bytes.
         start: the index of the first record read, as
             :class:`~msgpack_reader_py.StreamingReader` takes it (the records before it framed,

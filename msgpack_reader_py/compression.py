@@ -5,10 +5,16 @@ gzip, bzip2 and xz need only the standard library; zstd the ``zstandard`` module
 extra), imported only when zstd data is seen. zstandard's reader ends quietly at the end of
 its input whether or not a frame was finished: :class:`ZstdFrames` follows the frame headers
 to tell a cut-off stream from a whole one.
+
+A zstd file of several frames can be entered at any frame, each frame being compressed apart
+from the others: :func:`zstd_layout` tells from the frame and block headers alone (no byte
+decompressed) where each frame starts, in the file and in its decompressed bytes, where every
+frame declares its size; :class:`ZstdFrom` reads the decompressed bytes from one of them on.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import typing
 from collections.abc import Callable
@@ -17,11 +23,16 @@ from typing import IO, Any, Literal
 __all__ = [
     "CompressedDataError",
     "Compression",
+    "ZstdFrame",
     "ZstdFrames",
+    "ZstdFrom",
+    "ZstdLayout",
     "compression",
     "decompressor",
     "failing_as_data",
     "undecided",
+    "zstd_frame",
+    "zstd_layout",
     "zstd_module",
 ]
 
@@ -34,6 +45,8 @@ _COMPRESSED: tuple[tuple[bytes, Compression], ...] = (
     (b"\x28\xb5\x2f\xfd", "zstd"),
 )
 _LONGEST = max(len(magic) for magic, _ in _COMPRESSED)
+_ZSTD_MAGIC = 0xFD2FB528
+_SKIPPABLE_MAGIC = 0x184D2A50  # the low four bits are free
 
 
 class CompressedDataError(Exception):
@@ -171,32 +184,250 @@ class ZstdFrames:
                 if have < 5:
                     break
                 magic = int.from_bytes(buf[at : at + 4], "little")
-                if magic & 0xFFFFFFF0 == 0x184D2A50:  # a skippable frame: magic, size, data
+                if magic & 0xFFFFFFF0 == _SKIPPABLE_MAGIC:  # a skippable frame: magic, size, data
                     if have < 8:
                         break
                     self._skip = int.from_bytes(buf[at + 4 : at + 8], "little")
                     at += 8
                     continue
-                if magic != 0xFD2FB528:
+                if magic != _ZSTD_MAGIC:
                     self._lost = True
                     break
-                descriptor = buf[at + 4]
-                single = descriptor >> 5 & 1
-                self._checksum = 4 * (descriptor >> 2 & 1)
-                self._skip = (
-                    (1 - single)  # window descriptor
-                    + (0, 1, 2, 4)[descriptor & 3]  # dictionary id
-                    + (single, 2, 4, 8)[descriptor >> 6]  # frame content size
-                )
+                window, dictionary, content, self._checksum = _header_fields(buf[at + 4])
+                self._skip = window + dictionary + content
                 at += 5
                 self._in_frame = True
                 continue
             if have < 3:
                 break
-            header = int.from_bytes(buf[at : at + 3], "little")
+            last, size, _valid = _block(buf[at : at + 3])  # the decompressor tells invalid
             at += 3
-            self._skip = 1 if header >> 1 & 3 == 1 else header >> 3  # an RLE block holds 1 byte
-            if header & 1:  # the last block, then the checksum if there is one
+            self._skip = size
+            if last:  # then the checksum, if there is one
                 self._skip += self._checksum
                 self._in_frame = False
         del buf[:at]
+
+
+def _header_fields(descriptor: int) -> tuple[int, int, int, int]:
+    """The sizes of what follows a zstd frame header's descriptor byte (its window
+    descriptor, dictionary id and content size), and of the frame's closing checksum."""
+    single = descriptor >> 5 & 1
+    return (
+        1 - single,
+        (0, 1, 2, 4)[descriptor & 3],
+        (single, 2, 4, 8)[descriptor >> 6],
+        4 * (descriptor >> 2 & 1),
+    )
+
+
+def _block(header: bytes | bytearray) -> tuple[bool, int, bool]:
+    """Whether a zstd block is its frame's last, how many bytes follow its 3-byte header (an
+    RLE block holds one byte, repeated), and whether its type is not the reserved one."""
+    value = int.from_bytes(header, "little")
+    kind = value >> 1 & 3
+    return bool(value & 1), 1 if kind == 1 else value >> 3, kind != 3
+
+
+@dataclasses.dataclass(frozen=True)
+class ZstdFrame:
+    """One frame of a zstd file, as its headers describe it."""
+
+    start: int
+    end: int
+    """Where it starts and ends in the file (its checksum included)."""
+    size: int | None
+    """How many bytes it declares it decompresses to; ``None`` where it does not say."""
+    dictionary: bool = False
+    """Whether it needs a dictionary to be decompressed."""
+    skippable: bool = False
+    """Whether it is a skippable frame: data that is not the file's (a seek table)."""
+
+
+def zstd_frame(stream: IO[bytes], at: int) -> ZstdFrame | str | None:
+    """The frame of a zstd file that starts at byte ``at``, told from its frame and block
+    headers alone (block contents are passed over, a seek each); ``None`` at the end of the
+    file; or why there is no whole frame there (a phrase). ``stream`` must be seekable."""
+    stream.seek(at)
+    head = stream.read(18)  # the longest frame header
+    if not head:
+        return None
+    if len(head) < 8:
+        return "a frame is cut off"
+    magic = int.from_bytes(head[:4], "little")
+    if magic & 0xFFFFFFF0 == _SKIPPABLE_MAGIC:
+        return ZstdFrame(at, at + 8 + int.from_bytes(head[4:8], "little"), 0, skippable=True)
+    if magic != _ZSTD_MAGIC:
+        return f"byte {at} starts no zstd frame"
+    window, dictionary, content, checksum = _header_fields(head[4])
+    size = None
+    if content:
+        field = head[5 + window + dictionary : 5 + window + dictionary + content]
+        size = int.from_bytes(field, "little") + (256 if content == 2 else 0)
+    needs = any(head[5 + window : 5 + window + dictionary])
+    block = at + 5 + window + dictionary + content
+    while True:
+        stream.seek(block)
+        header = stream.read(3)
+        if len(header) < 3:
+            return "a frame is cut off"
+        last, length, valid = _block(header)
+        if not valid:
+            return f"the block at byte {block} is of the reserved type"
+        block += 3 + length
+        if last:
+            return ZstdFrame(at, block + checksum, size, needs)
+
+
+@dataclasses.dataclass(frozen=True)
+class ZstdLayout:
+    """Where a zstd file's frames start, from its headers (:func:`zstd_layout`)."""
+
+    size: int
+    """The file's size decompressed, as its frames declare it."""
+    entries: tuple[tuple[int, int], ...]
+    """Each frame but the skippable ones: where its bytes start in the decompressed file, and
+    where the frame starts in the file."""
+
+
+def zstd_layout(stream: IO[bytes], size: int) -> ZstdLayout | str:
+    """The layout of a zstd file of ``size`` bytes whose frames all declare their size and
+    need no dictionary, read from its headers alone; or why it has none (a phrase)."""
+    at = out = 0
+    entries: list[tuple[int, int]] = []
+    while at < size:
+        frame = zstd_frame(stream, at)
+        if frame is None or (not isinstance(frame, str) and frame.end > size):
+            return "a frame is cut off"
+        if isinstance(frame, str):
+            return frame
+        if frame.dictionary:
+            return "a frame needs a dictionary"
+        if frame.size is None:
+            return "a frame does not declare its size"
+        if not frame.skippable:
+            entries.append((out, at))
+        out += frame.size
+        at = frame.end
+    return ZstdLayout(out, tuple(entries))
+
+
+class ZstdFrom:
+    """The decompressed bytes of a zstd file from the frame at byte ``entry`` on, whose bytes
+    start at ``base`` in the decompressed file: a readable, seekable stream (``seek`` takes
+    offsets in the decompressed file, from ``base`` on).
+
+    Frames are decompressed one at a time, each checked to hold exactly the bytes it declares
+    as its bytes pass, so that the offsets counted from ``base`` are the file's: no byte past
+    what a frame declares is handed over, and a frame's end is checked before the next
+    frame's bytes are. A bad frame raises :class:`CompressedDataError`, and ``failed`` is set.
+    """
+
+    def __init__(self, raw: IO[bytes], entry: int, base: int) -> None:
+        self._raw = raw
+        self._entry = entry
+        self._base = base
+        self.name = raw.name
+        self.failed = False
+        zstandard: Any = zstd_module()
+        self._dctx = zstandard.ZstdDecompressor()
+        self._corrupt: type[Exception] = zstandard.ZstdError
+        self._restart()
+
+    def _restart(self) -> None:
+        self._next = self._entry  # where the next frame starts in the file
+        self._position = self._base
+        self._frame: Any = None  # the current frame's decompressing reader
+        self._left = 0  # the bytes the current frame still declares
+
+    def tell(self) -> int:
+        return self._position
+
+    def seek(self, offset: int) -> int:
+        """Go to byte ``offset`` of the decompressed file (at least ``base``), decompressing
+        from the entry frame again to go back."""
+        if offset < self._position:
+            self._restart()
+        while self._position < offset and self.read1(min(offset - self._position, 1 << 20)):
+            pass
+        return self._position
+
+    def read(self, size: int = -1) -> bytes:
+        """At most ``size`` bytes (``-1``: 1 MiB), all of them from one frame; ``b""`` at the
+        end of the file."""
+        return self.read1(size)
+
+    def read1(self, size: int = -1) -> bytes:
+        size = 1 << 20 if size < 0 else size
+        while True:
+            if self._frame is None and not self._enter():
+                return b""
+            data = self._decompressed(min(size, self._left)) if self._left else b""
+            if data:
+                self._left -= len(data)
+                self._position += len(data)
+                return data
+            if self._left:  # pragma: no cover - zstd itself refuses such a frame, at its end
+                self._fail("a zstd frame holds fewer bytes than it declares")
+            if self._decompressed(1):  # every byte it declares read: it must end here
+                self._fail("a zstd frame holds more bytes than it declares")
+            self._frame = None
+
+    def look_ahead(self, size: int) -> None:
+        """Decompress the next ``size`` bytes (fewer at the end of the file) and drop them, so
+        that a bad frame there fails here."""
+        end = self._position + size
+        while self._position < end and self.read1(end - self._position):
+            pass
+
+    def _enter(self) -> bool:
+        """Start decompressing the next frame, skippable frames passed over; ``False`` at the
+        end of the file."""
+        while True:
+            frame = zstd_frame(self._raw, self._next)
+            if frame is None:
+                return False
+            if isinstance(frame, str) or frame.size is None:
+                self._fail(frame if isinstance(frame, str) else "a frame's size is not declared")
+            self._next = frame.end
+            if not frame.skippable:
+                self._raw.seek(frame.start)
+                bounded = _Bounded(self._raw, frame.end - frame.start)
+                self._frame = self._dctx.stream_reader(bounded, read_across_frames=False)
+                self._left = frame.size
+                return True
+
+    def _decompressed(self, size: int) -> bytes:
+        try:
+            data: bytes = self._frame.read(size)
+        except self._corrupt as exc:
+            self.failed = True
+            raise CompressedDataError(f"corrupt zstd data: {exc}", truncated=False) from exc
+        return data
+
+    def _fail(self, reason: str) -> typing.NoReturn:
+        self.failed = True
+        raise CompressedDataError(reason, truncated=False)
+
+    def close(self) -> None:
+        self._raw.close()
+
+    def __enter__(self) -> ZstdFrom:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _Bounded:
+    """``read(n)`` of the next ``length`` bytes of ``raw``: one frame's compressed bytes."""
+
+    def __init__(self, raw: IO[bytes], length: int) -> None:
+        self._raw = raw
+        self._left = length
+
+    def read(self, size: int = -1) -> bytes:
+        size = self._left if size < 0 else min(size, self._left)
+        data = self._raw.read(size)
+        self._left -= len(data)
+        return data

@@ -55,9 +55,10 @@ from .ranges import (
     Proof,
     RangeArguments,
     Records,
-    known_starts,
-    plan_ranges,
+    local_path,
+    plan,
     read_range,
+    size_of,
     splittable,
 )
 from .streaming_reader import StreamingReader
@@ -102,17 +103,20 @@ def _ranges(
     file: OpenFile, record_type: Any, options: ReadOptions, blocksize: int | None
 ) -> list[ByteRange] | None:
     """The byte ranges of ``blocksize`` bytes one file is split into; ``None`` for a file read
-    whole (``blocksize=None``, one range, or a file that cannot be split: compressed, or
-    untyped records)."""
+    whole (``blocksize=None``, one range, or a file that cannot be split: compressed other
+    than in zstd frames on a local disk, or untyped records)."""
     if blocksize is None:
         return None
     try:
-        size = int(file.fs.size(file.path))
+        # A file on a local disk may be zstd frames, larger decompressed than it is.
+        if size_of(file) <= blocksize and local_path(file) is None:
+            return None
+        if splittable(file, record_type, options) is not None:
+            return None
     except FileNotFoundError:
         return None  # fails when read, naming the file
-    if size <= blocksize or splittable(file, record_type, options) is not None:
-        return None
-    return plan_ranges(size, blocksize, known_starts(file))  # the size asked once
+    ranges = plan(file, blocksize, decompress=options.decompress)
+    return ranges if len(ranges) > 1 else None
 
 
 def _pieces(

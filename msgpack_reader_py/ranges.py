@@ -18,14 +18,26 @@ proved offset, in the process that proves: guessing changes only speed, never re
 error is raised only from a range whose start was proved, so it is the sequential read's own,
 its ``offset`` and, counted across the ranges before it, its ``index``.
 
-Compressed files (gzip, bzip2, xz, zstd) cannot be entered in the middle: they are read as one
-range.
+gzip, bzip2 and xz files cannot be entered in the middle: they are read as one range. Nor can
+a zstd frame, but each frame of a zstd file is compressed apart from the others: a local zstd
+file of several frames that each declare their size (:func:`~.compression.zstd_layout`) is
+cut only where a frame starts, and its offsets are those of its decompressed bytes, as in a
+sequential read. Each range's frames are checked to hold the bytes they declare as they are
+read (:class:`~.compression.ZstdFrom`), so that its offsets are the file's. Bad compressed
+data is where a split read could part from a sequential one: a sequential read hands over
+what each read of its decompressor gives and drops what the read that fails gave, so it fails
+up to a read (``read_size`` bytes) before the bad bytes, wherever its reads happened to fall.
+So a range's reader decompresses ``read_size`` bytes past what its records took; where its
+decompressor failed, the proof reads on from the range's proved start as a sequential read
+does, from the file's start, the records before framed, not decoded.
 """
 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import dataclasses
+import functools
 import itertools
 import os
 import time
@@ -35,7 +47,14 @@ from typing import IO, Any, Protocol, TypeVar
 import msgpack
 import msgspec
 
-from .compression import compression
+from .compression import (
+    CompressedDataError,
+    ZstdFrom,
+    ZstdLayout,
+    compression,
+    zstd_layout,
+    zstd_module,
+)
 from .decoding import RecordFailure, record_decoder
 from .delivery import Plan, RunDecoder, SkipLog, records
 from .errors import ReaderError, RecordError
@@ -54,6 +73,7 @@ __all__ = [
     "RangeJob",
     "RangeStats",
     "Records",
+    "Seekable",
     "default_blocksize",
     "guess_start",
     "known_starts",
@@ -94,35 +114,64 @@ class ByteRange:
     known: bool = False
     """Whether a record is known to start at ``start`` (a sidecar index says so): the range is
     then read from there, with no guess."""
+    entry: int | None = None
+    """Where the range of a zstd file split at its frames begins: the file offset of the frame
+    whose decompressed bytes start at ``start`` (``start`` and ``end`` are then offsets of the
+    decompressed bytes)."""
 
 
-def plan_ranges(size: int, blocksize: int, known: Sequence[int] = ()) -> list[ByteRange]:
+def plan_ranges(
+    size: int,
+    blocksize: int,
+    known: Sequence[int] = (),
+    entries: Sequence[tuple[int, int]] = (),
+) -> list[ByteRange]:
     """A file of ``size`` bytes cut into ranges of about ``blocksize`` bytes; one empty range
     for an empty file. Where offsets are ``known`` to start records (:mod:`.index`), a range
     ends at the last of them within ``blocksize`` of its start, so that the next one starts
-    there, known."""
+    there, known. With ``entries`` (a zstd file's :attr:`~.compression.ZstdLayout.entries`,
+    ``size`` its size decompressed), a range starts only where a frame does: it ends at the
+    last frame start within ``blocksize`` of its start, or else at the next one."""
     if isinstance(blocksize, bool) or not isinstance(blocksize, int) or blocksize <= 0:
         raise ValueError(f"blocksize must be a positive int, got {blocksize!r}")
-    marks = sorted({offset for offset in known if 0 < offset < size})
+    frames: dict[int, int] = {}
+    for offset, at in entries:
+        frames.setdefault(offset, at)
+    marks = sorted(frames) if entries else sorted({at for at in known if 0 < at < size})
     ranges: list[ByteRange] = []
     start, is_known = 0, True  # the file's first record starts at 0
     while True:
         limit = start + blocksize
         at = bisect.bisect_right(marks, limit) - 1
         if at >= 0 and marks[at] > start:
-            end, next_known = marks[at], True
+            end, next_known = marks[at], not entries
+        elif entries:  # a frame larger than blocksize: a range of its own
+            after = bisect.bisect_right(marks, start)
+            end, next_known = marks[after] if after < len(marks) else size, False
         else:
             end, next_known = min(limit, size), False
-        ranges.append(ByteRange(len(ranges), start, end, known=is_known))
+        ranges.append(ByteRange(len(ranges), start, end, is_known, frames.get(start)))
         if end >= size:
             return ranges
         start, is_known = end, next_known
 
 
-def plan(source: FileSource, blocksize: int | None = None, workers: int = 1) -> list[ByteRange]:
+def plan(
+    source: FileSource,
+    blocksize: int | None = None,
+    workers: int = 1,
+    *,
+    decompress: bool = True,
+) -> list[ByteRange]:
     """The ranges of a local file (a path) or an fsspec ``OpenFile`` (any URL fsspec opens),
     of about ``blocksize`` bytes each (default: :func:`default_blocksize` for ``workers``),
-    cut at the records a valid sidecar index knows."""
+    cut at the records a valid sidecar index knows; a local zstd file of several frames that
+    declare their size (unless ``decompress`` is false), at its frames, in its decompressed
+    bytes."""
+    layout = _zstd_layout(source) if decompress else None
+    if isinstance(layout, ZstdLayout):
+        chosen = blocksize or default_blocksize(layout.size, workers)
+        return plan_ranges(layout.size, chosen, entries=layout.entries)
     size = size_of(source)
     chosen = blocksize or default_blocksize(size, workers)
     return plan_ranges(size, chosen, known_starts(source))
@@ -189,6 +238,10 @@ class Piece:
     error: ReaderError | None = None
     """The error its chain ended with; it ends the file's records."""
     guess_seconds: float = 0.0
+    decompression_failed: bool = False
+    """Whether its zstd frames failed to decompress (or held other than they declare): where
+    a sequential read fails then depends on how its reads fell, so the proof reads on from its
+    start as a sequential read does."""
 
     def where(self) -> Piece:
         """What a proof needs of the piece: where its records run, without them (a chain of
@@ -217,9 +270,42 @@ def splittable(source: Any, record_type: Any, options: ReadOptions) -> str | Non
         return "only a file can be read in ranges"
     if options.decompress:
         with _opened(source) as stream:
-            if compression(stream.read(6)) is not None:
-                return "a compressed file cannot be entered in the middle"
+            kind = compression(stream.read(6))
+        if kind == "zstd":
+            layout = _zstd_layout(source) or "on a local disk"
+            if isinstance(layout, ZstdLayout):
+                return None
+            return f"a zstd file is split only at its frames, {layout}"
+        if kind is not None:
+            return f"a {kind} file cannot be entered in the middle"
     return None
+
+
+def _zstd_layout(source: FileSource) -> ZstdLayout | str | None:
+    """Where a local zstd file of several frames can be entered (:func:`zstd_layout`), or why
+    it cannot (a phrase); ``None`` for a file that is not zstd, or not on a local disk."""
+    path = local_path(source)
+    if path is None:
+        return None
+    status = os.stat(path)
+    return _layout_of(path, status.st_size, status.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=16)
+def _layout_of(path: str, size: int, modified: int) -> ZstdLayout | str | None:
+    """:func:`_zstd_layout` of a file by its path, its size and when it was last written: a
+    split read asks whether it can be split, then plans it."""
+    with open(path, "rb", buffering=0) as stream:
+        if compression(stream.read(6)) != "zstd":
+            return None
+        if zstd_module() is None:
+            return "with the 'zstd' extra installed"
+        layout = zstd_layout(stream, size)
+    if isinstance(layout, str):
+        return f"and {layout}"
+    if len(layout.entries) < 2:
+        return "and it holds one"
+    return layout
 
 
 def read_range(
@@ -237,7 +323,7 @@ def read_range(
     guessed = 0.0
     if first is None and byte_range.known:
         first = byte_range.start
-    with _opened(source) as stream:
+    with _opened(source, byte_range) as stream:
         if first is None and byte_range.start:
             began = time.perf_counter()
             decoder = record_decoder(
@@ -245,44 +331,75 @@ def read_range(
                 ext_hook=options.ext_hook,
                 forbid_unknown_keys=options.forbid_unknown_keys,
             )
-            first = guess_start(stream, byte_range, decoder)
+            try:
+                first = guess_start(stream, byte_range, decoder)
+            except CompressedDataError:
+                first = None  # read from the proved start, which fails as it should
             guessed = time.perf_counter() - began
         elif first is None:
             first = 0
         if first is None or (first >= byte_range.end and byte_range.end):
             empty = job.collect(iter(()))
             return Piece(byte_range, None, first, 0, empty, guess_seconds=guessed)
-        chunks = Chunks(stream, options, offset=first)
-        framer = Framer(
-            chunks,
-            options.max_record_size,
-            options.read_size,
-            origin=(0, first),
-            until=byte_range.end if byte_range.end else None,
-        )
-        skip = SkipLog() if options.on_error == "skip" else None
-        failure: list[ReaderError] = []
-        batches = records(
-            chunks,
-            job.plan(record_type, options),
-            options.max_record_size,
-            options.read_size,
-            skip,
-            framer,
-        )
-        value = job.collect(_until_failure(batches, failure))
+        until = byte_range.end or None
+        piece = _chained(stream, byte_range, (record_type, options, job), (0, first), until)
+        piece.guess_seconds = guessed
+        if isinstance(stream, ZstdFrom):
+            # A sequential read hands over what one read of its decompressor gives, and
+            # drops it where that read fails: it may fail up to a read before the bad bytes.
+            with contextlib.suppress(CompressedDataError):  # failed is set
+                stream.look_ahead(options.read_size)
+            piece.decompression_failed = stream.failed
+    return piece
+
+
+def _chained(
+    stream: IO[bytes] | ZstdFrom,
+    byte_range: ByteRange,
+    arguments: RangeArguments,
+    origin: tuple[int, int],
+    until: int | None,
+    start: int = 0,
+) -> Piece:
+    """The piece made of the chain of records of ``stream`` from the record ``origin`` (its
+    index and offset) on, up to the last that starts before ``until`` (every one: ``None``):
+    its records from the one with index ``start`` on, the ones before framed, not decoded."""
+    record_type, options, job = arguments
+    inflated = isinstance(stream, ZstdFrom)
+    chunks = Chunks(stream, options, offset=origin[1], as_is=_AS_IS if inflated else None)
+    framer = Framer(
+        chunks,
+        options.max_record_size,
+        options.read_size,
+        origin=origin,
+        until=until,
+    )
+    skip = SkipLog() if options.on_error == "skip" else None
+    failure: list[ReaderError] = []
+    batches = records(
+        chunks,
+        job.plan(record_type, options),
+        options.max_record_size,
+        options.read_size,
+        skip,
+        framer,
+        start,
+    )
+    value = job.collect(_until_failure(batches, failure))
     error = failure[0] if failure else None
     return Piece(
         byte_range,
-        first,
+        origin[1],
         framer.start,
-        framer.index if error is None else error.index,
+        (framer.index if error is None else error.index) - start,
         value,
         skipped=0 if skip is None else skip.count,
         errors=[] if skip is None else skip.errors,
         error=error,
-        guess_seconds=guessed,
     )
+
+
+_AS_IS = "a range is read as it is, or decompressed a frame at a time"
 
 
 def _until_failure(batches: Iterable[Any], failure: list[ReaderError]) -> Iterator[list[Any]]:
@@ -293,7 +410,15 @@ def _until_failure(batches: Iterable[Any], failure: list[ReaderError]) -> Iterat
         failure.append(exc)
 
 
-def guess_start(stream: IO[bytes], byte_range: ByteRange, decoder: RunDecoder) -> int | None:
+class Seekable(Protocol):
+    """What a range is read from: a file, or a zstd file's decompressed bytes."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+    def seek(self, offset: int, /) -> int: ...
+
+
+def guess_start(stream: Seekable, byte_range: ByteRange, decoder: RunDecoder) -> int | None:
     """The first offset in ``byte_range`` (at most :data:`GUESS_SCAN` into it) from which
     :data:`GUESS_RECORDS` records, or every record to the end of the file, decode as the
     decoder's record type; ``None`` if there is none. A guess, proved by :class:`Proof`."""
@@ -307,7 +432,7 @@ def guess_start(stream: IO[bytes], byte_range: ByteRange, decoder: RunDecoder) -
 class _Window:
     """The bytes of a file from ``base`` on, read as far as they are asked for."""
 
-    def __init__(self, stream: IO[bytes], base: int) -> None:
+    def __init__(self, stream: Seekable, base: int) -> None:
         stream.seek(base)
         self._stream = stream
         self.base = base
@@ -407,6 +532,12 @@ class Proof:
             if stats is not None:
                 stats.rereads += 1
             piece = read_range(source, byte_range, *arguments, first=self.offset)
+        if piece.decompression_failed:
+            if stats is not None:
+                stats.rereads += 1
+            piece = self._sequential(source, byte_range, arguments)
+            assert piece.stop is not None
+            return piece, Proof(piece.stop, self.before + piece.count, piece.error)
         if piece.first is None:
             piece.stop = self.offset
         if self.before:
@@ -417,6 +548,16 @@ class Proof:
             return piece, Proof(self.offset, self.before, piece.error)
         assert piece.stop is not None
         return piece, Proof(piece.stop, self.before + piece.count)
+
+    def _sequential(
+        self, source: FileSource, byte_range: ByteRange, arguments: RangeArguments
+    ) -> Piece:
+        """The file's records from the proved one to the file's end or error, as a sequential
+        read gives them: decompressed from the file's start, the records before framed."""
+        with _opened(source) as stream:
+            piece = _chained(stream, byte_range, arguments, (0, 0), None, self.before)
+        piece.first = self.offset
+        return piece
 
 
 def _counted(error: _E, before: int) -> _E:
@@ -443,7 +584,13 @@ def local_path(source: FileSource) -> str | None:
     return None
 
 
-def _opened(source: FileSource) -> IO[bytes]:
+def _opened(source: FileSource, byte_range: ByteRange | None = None) -> IO[bytes] | ZstdFrom:
+    """``source`` opened to be read; for a range of a zstd file split at its frames, its
+    decompressed bytes from the range's first frame on."""
+    if byte_range is not None and byte_range.entry is not None:
+        path = local_path(source)
+        assert path is not None  # only a local zstd file is split
+        return ZstdFrom(open(path, "rb", buffering=0), byte_range.entry, byte_range.start)
     if isinstance(source, (str, os.PathLike)):
         return open(os.fsdecode(source), "rb")
     opened: IO[bytes] = source.open()

@@ -42,11 +42,8 @@ from .ranges import (
     ByteRange,
     Piece,
     Proof,
-    default_blocksize,
-    known_starts,
-    plan_ranges,
+    plan,
     read_range,
-    size_of,
     splittable,
 )
 
@@ -157,20 +154,21 @@ def _parts(
     cpus: Callable[[], int],
 ) -> list[Part]:
     """The blocks of one file, in order: one per byte range, or one for the file read whole
-    (compressed, or no larger than a range). ``cpus`` is asked only for a default blocksize."""
+    (one that cannot be split, or no larger than a range). ``cpus`` is asked only for a
+    default blocksize."""
     try:
-        size = size_of(path)
-        chosen = blocksize or default_blocksize(size, cpus())
-        whole = size <= chosen or splittable(path, record_type, options) is not None
+        whole = splittable(path, record_type, options) is not None
+        workers = 1 if whole or blocksize else cpus()
+        ranges = [] if whole else plan(path, blocksize, workers, decompress=options.decompress)
     except OSError:
         whole = True  # its task fails as read_table does, naming the file
-    if whole:
+    if whole or len(ranges) == 1:
         return [typing.cast(Part, _whole_task.remote(path, record_type, options, job))]
     arguments = (record_type, options, job)
     schema = job.schema(record_type)
     parts: list[Part] = []
     proof: Any = Proof()
-    for byte_range in plan_ranges(size, chosen, known_starts(path)):
+    for byte_range in ranges:
         # num_returns=2: a ref per returned value, which Ray's annotations cannot say.
         table, spot = typing.cast(
             "tuple[ray.ObjectRef[pa.Table], ray.ObjectRef[Piece]]",
@@ -236,8 +234,9 @@ def read_msgpack(
             Default ``Item``.
         blocksize: the size in bytes of the ranges a file is read in, each by a task; default
             eight per CPU of the cluster, each between 1 MiB and 64 MiB. A compressed file
-            (which cannot be entered in the middle) and a file of at most ``blocksize`` bytes
-            are read whole, by one task.
+            (which cannot be entered in the middle, but for a zstd file of frames that declare
+            their sizes, cut where frames start) and a file of at most ``blocksize`` bytes are
+            read whole, by one task.
         columns: the names of the columns to build, in the order wanted (default: every
             field). The other fields are still decoded and checked, as ``read_batches`` does.
         options, **keywords: the reading options

@@ -13,6 +13,7 @@ import dataclasses
 import datetime
 import gc
 import io
+import itertools
 import json
 import os
 import struct
@@ -88,6 +89,17 @@ def packed(value: Any) -> bytes:
     """``value`` as MessagePack."""
     data: bytes = msgpack.packb(value)
     return data
+
+
+def zstd_frames(data: bytes, cuts: Iterable[int], *, checksum: bool = False) -> bytes:
+    """``data`` as a zstd file of frames, one per piece between the ``cuts`` (offsets of
+    ``data``, anywhere in a record), each declaring its size: what concatenated ``.zst``
+    files, pzstd or the seekable format look like."""
+    import zstandard  # the zstd extra, only where a test asks for it
+
+    compress = zstandard.ZstdCompressor(write_checksum=checksum).compress
+    marks = [0, *sorted({cut for cut in cuts if 0 < cut < len(data)}), len(data)]
+    return b"".join(compress(data[a:b]) for a, b in itertools.pairwise(marks))
 
 
 def item_values(**changes: Any) -> list[Any]:

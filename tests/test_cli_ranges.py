@@ -7,12 +7,13 @@ import gzip
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from msgpack_reader_py.cli import main
 from msgpack_reader_py.generator import get_iter, pack_items
-from tests.helpers import error_line, fake_stdin, item_values, packed
+from tests.helpers import error_line, fake_stdin, item_values, packed, zstd_frames
 
 ITEMS = list(get_iter(2000, seed=5))
 DATA = pack_items(ITEMS)
@@ -75,8 +76,45 @@ def test_jobs_that_cannot_split_say_so(
     assert main(["read", "-j", "0", str(squeezed)]) == 0
     out, err = capsys.readouterr()
     assert out.startswith("Read 2000 messages, sum_of_ids is 1999000 in ")
-    assert "a compressed file cannot be entered in the middle" in err
+    assert "a gzip file cannot be entered in the middle" in err
+    one_frame = tmp_path / "items.msgpack.zst"
+    one_frame.write_bytes(zstd_frames(DATA, []))
+    assert main(["count", *ITEM, "-j", "2", str(one_frame)]) == 0
+    assert capsys.readouterr() == (
+        "2000\n",
+        f"note: {one_frame}: read on one process: a zstd file is split only at its frames, "
+        "and it holds one\n",
+    )
     assert splits == []
+
+
+@pytest.mark.parametrize("command", ["read", "count", "convert"])
+def test_jobs_split_a_zstd_file_of_frames_where_frames_start(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str, splits: list[int]
+) -> None:
+    path = tmp_path / "items.msgpack.zst"
+    path.write_bytes(zstd_frames(DATA, range(3000, len(DATA), 3000)))
+    outputs: list[Any] = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"items-{jobs}.parquet"
+        if command == "convert":
+            arguments = ["convert", *ITEM, "--to", "parquet", "-o", str(out), str(path)]
+        else:
+            arguments = [command, "--json", *ITEM, str(path)]
+        assert main([*arguments, "-j", jobs]) == 0
+        got, err = capsys.readouterr()
+        assert err == ""
+        if command == "convert":
+            outputs.append(out.read_bytes())
+            continue
+        summary = json.loads(got)
+        outputs.append(summary)
+        if command == "read":
+            assert summary.pop("seconds") >= 0
+            assert summary["bytes"] == len(DATA)  # counted decompressed
+    assert outputs[0] == outputs[1]
+    assert len(splits) == 1
+    assert splits[0] > 2
 
 
 def test_read_with_jobs_is_the_same_summary(

@@ -237,8 +237,9 @@ def jobs_option(command: argparse.ArgumentParser) -> None:
         metavar="N",
         help="read each file on N processes (0: one per core), in byte ranges whose first "
         "records are guessed from --type and then proved, so that the result is exactly that "
-        "of one process, errors included; stdin, compressed files and --type any are read on "
-        "one process, with a note (default: %(default)s)",
+        "of one process, errors included; stdin, compressed files (but zstd files of frames "
+        "that declare their sizes) and --type any are read on one process, with a note "
+        "(default: %(default)s)",
     )
 
 
