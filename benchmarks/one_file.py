@@ -9,6 +9,9 @@ times so that drift on a shared machine hits each alike, each as a user runs it:
   record built as an ``Item`` and checked, ids summed), in a process of its own each time;
 - ``convert_jobs_1`` / ``convert_jobs_N``: ``convert --to parquet`` with ``--jobs 1`` and
   ``N``; the two outputs must be byte for byte the same;
+- ``read_zstd_jobs_1`` / ``read_zstd_jobs_n``: ``read --jobs 1`` and ``--jobs N`` of the same
+  records as a zstd file of frames of 4 MiB each (as pzstd, the seekable format or
+  concatenated ``.zst`` files are), split where frames start;
 - ``count``: ``msgpack-reader count`` (framing alone), against ``read_jobs_1``;
 - ``tail``: ``msgpack-reader tail -n 10``, against ``read_jobs_1``;
 - ``floor``: msgpack's C decoder iterating the file's bytes into plain lists, in this process
@@ -30,7 +33,7 @@ times so that drift on a shared machine hits each alike, each as a user runs it:
 
 Each ratio is the median of the per-repeat ratios of two ways timed one after the other. The
 guesses (how long the slowest took, how many ranges were read again) are counted in a read
-of the file in ranges in this process. Needs the ``arrow`` and ``dask`` extras.
+of the file in ranges in this process. Needs the ``arrow``, ``dask`` and ``zstd`` extras.
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ from .scale_out import local_cluster
 PAIRS = {
     "read_jobs_n": ("read_jobs_1", "read_jobs_n"),
     "convert_jobs_n": ("convert_jobs_1", "convert_jobs_n"),
+    "read_zstd_jobs_n": ("read_zstd_jobs_1", "read_zstd_jobs_n"),
     "count": ("read_jobs_1", "count"),
     "tail": ("read_jobs_1", "tail"),
     "dask_ranges": ("dask_one_partition", "dask_ranges"),
@@ -85,6 +89,16 @@ def cli(*arguments: str) -> Callable[[], None]:
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=environment)
 
     return run
+
+
+def zstd_frames(path: Path, frames: Path, size: int = 4 << 20) -> None:
+    """``path`` compressed into ``frames``, a zstd frame per ``size`` bytes."""
+    import zstandard
+
+    compress = zstandard.ZstdCompressor().compress
+    with path.open("rb") as source, frames.open("wb") as out:
+        while piece := source.read(size):
+            out.write(compress(piece))
 
 
 def floor(path: Path) -> Callable[[], None]:
@@ -207,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
             big = path  # one file for every way: generating is the slowest step of a run
         else:
             generate(big, args.dask_records, seed=1)
+        framed = directory / "items.msgpack.zst"
+        zstd_frames(path, framed)
         outputs = {jobs: directory / f"out-{jobs}.parquet" for jobs in (1, args.jobs)}
         ways: dict[str, Callable[[], None]] = {
             "read_jobs_1": cli("read", "--jobs", "1", str(path)),
@@ -226,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
                 str(args.jobs),
                 str(path),
             ),
+            "read_zstd_jobs_1": cli("read", "--jobs", "1", str(framed)),
+            "read_zstd_jobs_n": cli("read", "--jobs", str(args.jobs), str(framed)),
             "count": cli("count", str(path)),
             "tail": cli("tail", "-n", "10", "--type", "item", str(path)),
             "floor": floor(path),

@@ -332,6 +332,11 @@ ONE_FILE = {  # benchmarks/one_file.py: ratio -> what it compares, its target, i
         None,
     ),
     "convert_jobs_n": ("`convert --to parquet --jobs N` against `--jobs 1`", 1.6),
+    "read_zstd_jobs_n": (
+        "`read --jobs N` against `--jobs 1`, the file as zstd frames of 4 MiB (split where "
+        "frames start)",
+        None,
+    ),
     "count": ("`count` (framing alone) against `read --jobs 1`", 3.0),
     "tail": ("`tail -n 10` against `read --jobs 1` (how many times faster)", 2.5),
     "dask_ranges": (
@@ -399,6 +404,7 @@ def plot_one_file(one: dict[str, Any], path: Path) -> None:
 
     pairs = [
         ("read", "read_jobs_1", "read_jobs_n"),
+        ("read, zstd frames", "read_zstd_jobs_1", "read_zstd_jobs_n"),
         ("convert parquet", "convert_jobs_1", "convert_jobs_n"),
         ("Dask, every column", "dask_one_partition", "dask_ranges"),
         ("Dask, two columns", "dask_one_partition_two_columns", "dask_ranges_two_columns"),
