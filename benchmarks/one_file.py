@@ -10,8 +10,8 @@ times so that drift on a shared machine hits each alike, each as a user runs it:
 - ``convert_jobs_1`` / ``convert_jobs_N``: ``convert --to parquet`` with ``--jobs 1`` and
   ``N``; the two outputs must be byte for byte the same;
 - ``read_zstd_jobs_1`` / ``read_zstd_jobs_n``: ``read --jobs 1`` and ``--jobs N`` of the same
-  records as a zstd file of frames of 4 MiB each (as pzstd, the seekable format or
-  concatenated ``.zst`` files are), split where frames start;
+  records as a zstd file of frames of 4 MiB each (as ``.zst`` files joined with ``cat``
+  are), split where frames start;
 - ``count``: ``msgpack-reader count`` (framing alone), against ``read_jobs_1``;
 - ``tail``: ``msgpack-reader tail -n 10``, against ``read_jobs_1``;
 - ``floor``: msgpack's C decoder iterating the file's bytes into plain lists, in this process

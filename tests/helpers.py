@@ -93,8 +93,8 @@ def packed(value: Any) -> bytes:
 
 def zstd_frames(data: bytes, cuts: Iterable[int], *, checksum: bool = False) -> bytes:
     """``data`` as a zstd file of frames, one per piece between the ``cuts`` (offsets of
-    ``data``, anywhere in a record), each declaring its size: what concatenated ``.zst``
-    files, pzstd or the seekable format look like."""
+    ``data``, anywhere in a record), each declaring its size: what ``.zst`` files joined
+    with ``cat`` look like."""
     import zstandard  # the zstd extra, only where a test asks for it
 
     compress = zstandard.ZstdCompressor(write_checksum=checksum).compress
