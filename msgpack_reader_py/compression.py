@@ -43,6 +43,8 @@ _COMPRESSED: tuple[tuple[bytes, Compression], ...] = (
     *((b"BZh" + bytes([level]), "bzip2") for level in b"123456789"),
     (b"\xfd7zXZ\x00", "xz"),
     (b"\x28\xb5\x2f\xfd", "zstd"),
+    # A zstd stream may start with a skippable frame: pzstd starts each frame with one.
+    *(((0x184D2A50 + low).to_bytes(4, "little"), "zstd") for low in range(16)),
 )
 _LONGEST = max(len(magic) for magic, _ in _COMPRESSED)
 _ZSTD_MAGIC = 0xFD2FB528

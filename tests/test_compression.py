@@ -67,6 +67,22 @@ def test_several_zstd_frames_are_read_whole() -> None:
     assert list(StreamingReader(compress(DATA[:999]) + compress(DATA[999:]))) == ITEMS
 
 
+@pytest.mark.parametrize("low", [0x0, 0xF])
+def test_a_zstd_stream_may_start_with_a_skippable_frame(low: int) -> None:
+    """As pzstd writes it: a skippable frame (holding the next frame's size) before each."""
+    compress = zstandard.ZstdCompressor().compress
+    frames = [compress(DATA[:999]), compress(DATA[999:])]
+    magic = (0x184D2A50 + low).to_bytes(4, "little")
+    packed = b"".join(
+        magic + (4).to_bytes(4, "little") + len(f).to_bytes(4, "little") + f for f in frames
+    )
+    reader = StreamingReader(packed, read_size=1)
+    assert list(reader) == ITEMS
+    assert reader.compression == "zstd"
+    with pytest.raises(TruncatedStreamError, match="zstd stream ends early"):
+        list(StreamingReader(packed[:-3]))
+
+
 def test_decompress_false_reads_the_bytes_as_they_are() -> None:
     reader = StreamingReader(gzip.compress(DATA), decompress=False)
     items, error = drain(reader)
