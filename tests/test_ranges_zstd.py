@@ -28,7 +28,7 @@ from msgpack_reader_py.compression import (
 from msgpack_reader_py.generator import get_iter, pack_items
 from msgpack_reader_py.options import ReadOptions
 from msgpack_reader_py.ranges import Piece, plan, splittable
-from tests.helpers import drain, examples, zstd_frames
+from tests.helpers import drain, examples, packed, zstd_frames
 from tests.test_ranges import Carrier, in_ranges, sequential, write
 
 ITEMS = list(get_iter(400, seed=5))
@@ -154,19 +154,12 @@ def test_a_file_of_frames_in_ranges_is_the_sequential_read(tmp_path: Path, block
 
 def test_records_larger_than_a_frame(tmp_path: Path) -> None:
     records = [Carrier(f"c{i}", bytes(range(256)) * 40) for i in range(12)]
-    data = b"".join(pack_items([]) + _packed_carrier(record) for record in records)
+    data = b"".join(packed([record.name, record.payload, record.note]) for record in records)
     path = write(tmp_path, zstd_frames(data, range(500, len(data), 500)), "big.msgpack.zst")
     expected = sequential(path, Carrier)
     assert len(expected[0]) == len(records)
     for blocksize in (1, 700, 5000, 30_000):
         assert in_ranges(path, Carrier, blocksize)[0] == expected
-
-
-def _packed_carrier(record: Carrier) -> bytes:
-    import msgpack
-
-    data: bytes = msgpack.packb([record.name, record.payload, record.note])
-    return data
 
 
 def _corrupt_checksum(frames: list[bytes], which: int) -> bytes:
@@ -306,8 +299,8 @@ def framed_files(draw: st.DrawFn) -> tuple[Any, bytes]:
     if kind is Item:
         data = pack_items(get_iter(count, seed=draw(st.integers(0, 3))))
     else:
-        inner = b"".join(_packed_carrier(Carrier(f"i{i}", b"")) for i in range(9))
-        data = b"".join(_packed_carrier(Carrier(f"c{i}", inner)) for i in range(count))
+        inner = b"".join(packed([f"i{i}", b"", ""]) for i in range(9))
+        data = b"".join(packed([f"c{i}", inner, ""]) for i in range(count))
     cuts = draw(st.lists(st.integers(1, max(len(data) - 1, 1)), max_size=8))
     framed = bytearray(zstd_frames(data, cuts, checksum=draw(st.booleans())))
     if framed and draw(st.booleans()):
