@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import io
 import typing
 from collections.abc import Callable
 from typing import IO, Any, Literal
@@ -355,12 +356,25 @@ class ZstdFrom:
         return self._position
 
     def read(self, size: int = -1) -> bytes:
-        """At most ``size`` bytes (``-1``: 1 MiB), all of them from one frame; ``b""`` at the
-        end of the file."""
+        """At most ``size`` bytes (``-1``: 1 MiB); ``b""`` at the end of the file."""
         return self.read1(size)
 
     def read1(self, size: int = -1) -> bytes:
         size = 1 << 20 if size < 0 else size
+        data = self._from_frame(size)
+        if len(data) == size or not data:
+            return data
+        # Frames of a few records each (a writer that compresses each batch whole): the
+        # reader is handed as much as it asks for, not a frame's bytes at a time.
+        pieces = [data]
+        got = len(data)
+        while got < size and (data := self._from_frame(size - got)):
+            pieces.append(data)
+            got += len(data)
+        return b"".join(pieces)
+
+    def _from_frame(self, size: int) -> bytes:
+        """At most ``size`` bytes, all of them from one frame; ``b""`` at the end."""
         while True:
             if self._frame is None and not self._enter():
                 return b""
@@ -392,20 +406,31 @@ class ZstdFrom:
             if isinstance(frame, str) or frame.size is None:
                 self._fail(frame if isinstance(frame, str) else "a frame's size is not declared")
             self._next = frame.end
-            if not frame.skippable:
-                self._raw.seek(frame.start)
+            if frame.skippable:
+                continue
+            self._raw.seek(frame.start)
+            self._left = frame.size
+            if frame.size > _WHOLE:
                 bounded = _Bounded(self._raw, frame.end - frame.start)
                 self._frame = self._dctx.stream_reader(bounded, read_across_frames=False)
-                self._left = frame.size
                 return True
+            # A small frame at once: a reader of its own costs more than its bytes.
+            data = self._raw.read(frame.end - frame.start)
+            self._frame = io.BytesIO(self._checked(self._dctx.decompress, data))
+            return True
 
     def _decompressed(self, size: int) -> bytes:
+        data: bytes = self._checked(self._frame.read, size)
+        return data
+
+    def _checked(self, decompress: Callable[[Any], bytes], argument: Any) -> bytes:
+        """What ``decompress(argument)`` gives; zstandard's error for bad data raised as a
+        :class:`CompressedDataError`."""
         try:
-            data: bytes = self._frame.read(size)
+            return decompress(argument)
         except self._corrupt as exc:
             self.failed = True
             raise CompressedDataError(f"corrupt zstd data: {exc}", truncated=False) from exc
-        return data
 
     def _fail(self, reason: str) -> typing.NoReturn:
         self.failed = True
@@ -419,6 +444,10 @@ class ZstdFrom:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_WHOLE = 1 << 20
+"""The largest frame decompressed at once, in bytes: a larger one is read a piece at a time."""
 
 
 class _Bounded:

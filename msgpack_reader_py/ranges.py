@@ -295,7 +295,7 @@ def _zstd_layout(source: FileSource) -> ZstdLayout | str | None:
 def _layout_of(path: str, size: int, modified: int) -> ZstdLayout | str | None:
     """:func:`_zstd_layout` of a file by its path, its size and when it was last written: a
     split read asks whether it can be split, then plans it."""
-    with open(path, "rb", buffering=0) as stream:
+    with open(path, "rb") as stream:  # buffered: headers close together are read at once
         if compression(stream.read(6)) != "zstd":
             return None
         if zstd_module() is None:
@@ -590,7 +590,7 @@ def _opened(source: FileSource, byte_range: ByteRange | None = None) -> IO[bytes
     if byte_range is not None and byte_range.entry is not None:
         path = local_path(source)
         assert path is not None  # only a local zstd file is split
-        return ZstdFrom(open(path, "rb", buffering=0), byte_range.entry, byte_range.start)
+        return ZstdFrom(open(path, "rb"), byte_range.entry, byte_range.start)
     if isinstance(source, (str, os.PathLike)):
         return open(os.fsdecode(source), "rb")
     opened: IO[bytes] = source.open()
