@@ -12,7 +12,14 @@ import pandas as pd
 import pytest
 from dask.delayed import Delayed
 
-from msgpack_reader_py import Item, StreamingReader, TruncatedStreamError, get_iter, pack_items
+from msgpack_reader_py import (
+    DecodeError,
+    Item,
+    StreamingReader,
+    TruncatedStreamError,
+    get_iter,
+    pack_items,
+)
 from msgpack_reader_py import dask as dask_module
 from msgpack_reader_py.dask import read_bag, read_dataframe
 from msgpack_reader_py.ranges import plan, read_range
@@ -75,6 +82,28 @@ def test_a_zstd_file_of_frames_in_many_partitions(
     assert rows(client.compute(frame).result(timeout=TIMEOUT)) == ITEMS
     bag = read_bag(str(path), blocksize=10_000)
     assert client.compute(bag).result(timeout=TIMEOUT) == ITEMS
+
+
+def test_a_corrupt_zstd_frame_fails_with_the_sequential_error(
+    client: distributed.Client, tmp_path: Path
+) -> None:
+    data = pack_items(ITEMS)
+    framed = bytearray(zstd_frames(data, range(4096, len(data), 4096), checksum=True))
+    second = len(zstd_frames(data[:4096], [], checksum=True)) + 20  # in the second frame
+    framed[second] ^= 0x10
+    path = tmp_path / "bad.msgpack.zst"
+    path.write_bytes(framed)
+    with pytest.raises(DecodeError) as sequential:
+        list(StreamingReader(path))
+    frame = read_dataframe(str(path), blocksize=10_000)
+    assert frame.npartitions > 1
+    with pytest.raises(DecodeError) as split:
+        client.compute(frame).result(timeout=TIMEOUT)
+    assert (split.value.index, split.value.offset) == (
+        sequential.value.index,
+        sequential.value.offset,
+    )
+    assert "corrupt zstd data" in str(split.value)
 
 
 def test_payloads_of_the_same_kind_split_exactly(

@@ -300,10 +300,10 @@ def zstd_layout(stream: IO[bytes], size: int) -> ZstdLayout | str:
     entries: list[tuple[int, int]] = []
     while at < size:
         frame = zstd_frame(stream, at)
-        if frame is None or (not isinstance(frame, str) and frame.end > size):
-            return "a frame is cut off"
         if isinstance(frame, str):
             return frame
+        if frame is None or frame.end > size:  # None: the file was cut since it was sized
+            return "a frame is cut off"
         if frame.dictionary:
             return "a frame needs a dictionary"
         if frame.size is None:

@@ -49,6 +49,7 @@ import msgspec
 
 from .compression import (
     CompressedDataError,
+    Compression,
     ZstdFrom,
     ZstdLayout,
     compression,
@@ -168,7 +169,9 @@ def plan(
     cut at the records a valid sidecar index knows; a local zstd file of several frames that
     declare their size (unless ``decompress`` is false), at its frames, in its decompressed
     bytes."""
-    layout = _zstd_layout(source) if decompress else None
+    # Only a local file's compression is asked: its answer is kept for the split read that
+    # asked whether it could be split (splittable), and no remote file is split at frames.
+    layout = _compressed(source)[1] if decompress and local_path(source) else None
     if isinstance(layout, ZstdLayout):
         chosen = blocksize or default_blocksize(layout.size, workers)
         return plan_ranges(layout.size, chosen, entries=layout.entries)
@@ -269,43 +272,45 @@ def splittable(source: Any, record_type: Any, options: ReadOptions) -> str | Non
     if not isinstance(source, (str, os.PathLike)) and not hasattr(source, "fs"):
         return "only a file can be read in ranges"
     if options.decompress:
-        with _opened(source) as stream:
-            kind = compression(stream.read(6))
+        kind, layout = _compressed(source)
+        if isinstance(layout, ZstdLayout):
+            return None
         if kind == "zstd":
-            layout = _zstd_layout(source) or "on a local disk"
-            if isinstance(layout, ZstdLayout):
-                return None
-            return f"a zstd file is split only at its frames, {layout}"
+            return f"a zstd file is split only at its frames, {layout or 'on a local disk'}"
         if kind is not None:
             return f"a {kind} file cannot be entered in the middle"
     return None
 
 
-def _zstd_layout(source: FileSource) -> ZstdLayout | str | None:
-    """Where a local zstd file of several frames can be entered (:func:`zstd_layout`), or why
-    it cannot (a phrase); ``None`` for a file that is not zstd, or not on a local disk."""
+def _compressed(source: FileSource) -> tuple[Compression | None, ZstdLayout | str | None]:
+    """What ``source`` is compressed with, and for a local zstd file, where it can be entered
+    (:func:`~.compression.zstd_layout`) or why it cannot (a phrase)."""
     path = local_path(source)
     if path is None:
-        return None
+        with _opened(source) as stream:
+            return compression(stream.read(6)), None
     status = os.stat(path)
-    return _layout_of(path, status.st_size, status.st_mtime_ns)
+    return _local_compression(path, status.st_size, status.st_mtime_ns)
 
 
 @functools.lru_cache(maxsize=16)
-def _layout_of(path: str, size: int, modified: int) -> ZstdLayout | str | None:
-    """:func:`_zstd_layout` of a file by its path, its size and when it was last written: a
-    split read asks whether it can be split, then plans it."""
+def _local_compression(
+    path: str, size: int, modified: int
+) -> tuple[Compression | None, ZstdLayout | str | None]:
+    """:func:`_compressed` of a local file by its path, its size and when it was last written:
+    a split read asks whether the file can be split, then plans it, from one look at it."""
     with open(path, "rb") as stream:  # buffered: headers close together are read at once
-        if compression(stream.read(6)) != "zstd":
-            return None
+        kind = compression(stream.read(6))
+        if kind != "zstd":
+            return kind, None
         if zstd_module() is None:
-            return "with the 'zstd' extra installed"
+            return kind, "with the 'zstd' extra installed"
         layout = zstd_layout(stream, size)
     if isinstance(layout, str):
-        return f"and {layout}"
+        return kind, f"and {layout}"
     if len(layout.entries) < 2:
-        return "and it holds one"
-    return layout
+        return kind, "and it holds one"
+    return kind, layout
 
 
 def read_range(

@@ -142,7 +142,12 @@ def test_ranges_start_where_frames_start(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("blocksize", [1, 2999, 3000, 3001, 7000, 20_000, len(DATA)])
-def test_a_file_of_frames_in_ranges_is_the_sequential_read(tmp_path: Path, blocksize: int) -> None:
+@pytest.mark.parametrize("whole", [True, False], ids=["frames-at-once", "frames-in-pieces"])
+def test_a_file_of_frames_in_ranges_is_the_sequential_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, blocksize: int, whole: bool
+) -> None:
+    if not whole:  # as frames over 1 MiB are read
+        monkeypatch.setattr(compression, "_WHOLE", 0)
     path = write(tmp_path, zstd_frames(DATA, CUTS), "frames.msgpack.zst")
     expected = sequential(path, Item)
     assert expected[0] == ITEMS
