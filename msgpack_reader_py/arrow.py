@@ -10,8 +10,10 @@ No record object is built: the decoded tuples of each chunk the reader reads are
 batch (every field checked, as the reader checks it) and handed to pyarrow in one call, which builds
 the columns in C. A record whose values Arrow cannot hold (an int over int64) is located like
 any other bad record: it raises a :class:`~msgpack_reader_py.errors.RecordError` with its index
-and offset, after the batch of records before it. Over 500 lines: a record type's Arrow schema,
-the columns built from it and the readers that build them change together.
+and offset, after the batch of records before it. Every field has a column: one whose type has
+no Arrow type of its own (``Any``, a union of a record and a scalar, ...) holds each value's
+JSON text. Over 500 lines: a record type's Arrow schema, the columns built from it and the
+readers that build them change together.
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subproce
     raise missing_extra(exc, "arrow", feature="msgpack_reader_py.arrow") from None
 
 from ._cache import cached
+from ._json_columns import JSON, storage_type
 from ._log import note_skipped
-from .columns import annotation_text, columns_of, members
+from .columns import columns_of, members
 from .decoding import plain_values
 from .delivery import Plan
 from .errors import ReaderError, describe
@@ -48,18 +51,19 @@ from .record_type import (
     FieldSpec,
     record_fields,
     record_kind,
-    type_label,
     union_fields,
     union_members,
 )
 from .sources import Source
 from .streaming_reader import SourceReader, chained, check_start
+from .writers import json_text
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
+    "JSON",
     "BatchReader",
     "arrow_schema",
     "files_batches",
@@ -85,66 +89,42 @@ _ARROW_TYPES: tuple[tuple[Any, pa.DataType], ...] = (
     (bool, pa.bool_()),
     (datetime.datetime, pa.timestamp("us", tz="UTC")),
 )
-_SUPPORTED = (
-    "int, float, str, bytes, bool, datetime, None, an Enum or Literal of str or int, list[T], "
-    "tuple[T, ...], dict[str | int, T], a nested record type, or one of them | None"
-)
 
 
 @cached(maxsize=256)
 def arrow_schema(record_type: Any = Item) -> pa.Schema:
     """The Arrow schema of ``record_type``'s records: one column per field, in order.
 
-    ``int`` becomes ``int64``, ``float`` ``float64``, ``str`` ``string``, ``bytes`` ``binary``,
-    ``bool`` ``bool``, ``datetime`` ``timestamp[us, tz=UTC]``, ``None`` ``null``; an ``Enum``
-    or ``Literal`` becomes ``string`` (or ``int64`` when its values are ints); ``list[T]`` and
-    ``tuple[T, ...]`` a list column, ``dict[K, V]`` a map column, a nested record type a
-    struct column (its children named by their map keys), all to any depth. ``X | None`` (or
-    ``Optional[X]``) is the same type, nullable; every other field is not nullable. Fields of a
-    ``tuple[...]`` record type are named ``"0"``, ``"1"``, and so on. Raises ``TypeError`` for
-    any other annotation.
+    ``int`` becomes ``int64``, ``float`` ``float64``, ``int | float`` ``float64`` (which
+    refuses an int it cannot hold exactly), ``str`` ``string``, ``bytes`` ``binary``, ``bool``
+    ``bool``, ``datetime`` ``timestamp[us, tz=UTC]``, ``None`` ``null``; an ``Enum`` or
+    ``Literal`` becomes ``string`` (or ``int64`` when its values are ints); ``list[T]`` and
+    ``tuple[T, ...]`` a list column, ``dict[K, V]`` (``K`` a str or an int) a map column, a
+    nested record type a struct column (its children named by their map keys), all to any
+    depth. Any other annotation (``Any``, a union of a record and a scalar, of a str and an
+    int, a ``tuple[X, Y]``, ...) is a column of each value's JSON text (:data:`JSON`),
+    written as :func:`~msgpack_reader_py.writers.json_text` writes it (``None`` is null).
+    ``X | None`` (or ``Optional[X]``) is the same type, nullable; every other field is not
+    nullable. Fields of a ``tuple[...]`` record type are named ``"0"``, ``"1"``, and so on.
     """
     columns = columns_of(record_type)
     fields = []
     for position, spec in enumerate(columns.fields):
         column = str(position) if columns.kind == "tuple" else spec.name
-        try:
-            fields.append(_arrow_field(column, spec.annotation))
-        except _NoArrowType as exc:
-            raise TypeError(
-                f"field `{spec.name}{exc.path}` of {type_label(columns.record_type)} is annotated "
-                f"{annotation_text(exc.annotation)}; an Arrow column needs {_SUPPORTED}"
-            ) from None
+        fields.append(_arrow_field(column, spec.annotation))
     return pa.schema(fields)
 
 
-class _NoArrowType(TypeError):
-    """An annotation with no Arrow type, at ``path`` inside the field being typed."""
-
-    def __init__(self, annotation: Any, path: str = "") -> None:
-        super().__init__(f"no Arrow type for {annotation!r}")
-        self.annotation = annotation
-        self.path = path
-
-    def inside(self, segment: str) -> _NoArrowType:
-        """The same, seen from the value that holds it at ``segment``."""
-        return _NoArrowType(self.annotation, segment + self.path)
-
-
-def _arrow_field(name: str, annotation: Any, segment: str = "") -> pa.Field[Any]:
+def _arrow_field(name: str, annotation: Any) -> pa.Field[Any]:
     if annotation is None or annotation is type(None):
         return pa.field(name, pa.null())  # a field that holds only None
     inner, nullable = members(annotation)
-    try:
-        return pa.field(name, _arrow_type(inner), nullable=nullable)
-    except _NoArrowType as exc:
-        if not segment:
-            raise
-        raise exc.inside(segment) from None
+    arrow_type = _arrow_type(inner)
+    return pa.field(name, arrow_type, nullable=nullable or arrow_type == JSON)
 
 
 def _arrow_type(annotation: Any) -> pa.DataType:
-    """The Arrow type of a (non-null) annotation; ``TypeError`` when it has none."""
+    """The Arrow type of a (non-null) annotation: :data:`JSON` where it has none of its own."""
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
     for python_type, arrow_type in _ARROW_TYPES:
@@ -157,16 +137,24 @@ def _arrow_type(annotation: Any) -> pa.DataType:
     if origin is typing.Literal:
         return _of_values(list(args))
     if origin in (list, tuple) and args and (origin is list or args[-1] is Ellipsis):
-        return pa.list_(_arrow_field("item", args[0], "[...]"))
+        return pa.list_(_arrow_field("item", args[0]))
     if origin is dict and args and members(args[0])[0] in (str, int):
         # A Field as the item type carries its nullability (pyarrow takes one; its stubs not).
-        item: Any = _arrow_field("value", args[1], "[...]")
-        return pa.map_(_arrow_type(args[0]), item)
+        item: Any = _arrow_field("value", args[1])
+        return pa.map_(_arrow_type(members(args[0])[0]), item)
+    if _is_number(annotation):
+        return pa.float64()
     if _is_kinds(annotation):  # the tag, then every kind's fields
         return pa.struct([_child(f) for f in union_fields(annotation)])
     if record_kind(annotation) not in (None, "tuple"):
         return pa.struct([_child(f) for f in record_fields(annotation)])
-    raise _NoArrowType(annotation)
+    return JSON
+
+
+def _is_number(annotation: Any) -> bool:
+    """Whether ``annotation`` is ``int | float``."""
+    found = union_members(annotation)
+    return found is not None and set(found) == {int, float}
 
 
 def _is_kinds(annotation: Any) -> bool:
@@ -177,25 +165,112 @@ def _is_kinds(annotation: Any) -> bool:
 def _child(spec: FieldSpec) -> pa.Field[Any]:
     """A nested record's field as a struct column's child, named by its map key (a
     ``TypedDict``'s key that may be missing is nullable)."""
-    child = _arrow_field(spec.wire_name, spec.annotation, f".{spec.name}")
+    child = _arrow_field(spec.wire_name, spec.annotation)
     return child.with_nullable(True) if spec.default is ABSENT else child
 
 
 def _of_values(values: list[Any]) -> pa.DataType:
-    """``string`` for str values, ``int64`` for ints: the column of an Enum or a Literal."""
+    """``string`` for str values, ``int64`` for ints: the column of an Enum or a Literal
+    (:data:`JSON` for one that mixes them)."""
     kinds = set(map(type, values))
     if kinds == {str}:
         return pa.string()
     if kinds == {int}:
         return pa.int64()
-    raise _NoArrowType(typing.Literal[tuple(values)])
+    return JSON
+
+
+Prepare = Callable[[Any], Any]
+
+
+def _preparer(annotation: Any) -> Prepare | None:
+    """What makes a typed value of ``annotation`` one pyarrow builds its column from, where
+    ``msgspec.to_builtins`` alone does not (:func:`~.decoding.plain_values` runs after it):
+    a value of a :data:`JSON` column becomes its JSON text, a record a dict keyed by its map
+    keys where its class does not name its fields so (a dataclass's ``msgpack_key``).
+    ``None``: nothing to do, at any depth."""
+    if annotation is None or annotation is type(None):
+        return None
+    inner, _ = members(annotation)
+    while typing.get_origin(inner) is typing.Annotated:
+        inner = typing.get_args(inner)[0]
+    if _arrow_type(inner) == JSON:
+        return _json_cell
+    origin = typing.get_origin(inner)
+    args = typing.get_args(inner)
+    if origin in (list, tuple) and args:
+        item = _preparer(args[0])
+        return None if item is None else _each(item)
+    if origin is dict and args:
+        value = _preparer(args[1])
+        return None if value is None else _each_value(value)
+    kinds = union_members(inner)
+    if kinds is not None and _is_kinds(inner):
+        by_kind = {kind: _record_preparer(kind) for kind in kinds}
+        if all(made is None for made in by_kind.values()):
+            return None
+        return _by_kind({k: made or _kept for k, made in by_kind.items()})
+    if record_kind(inner) not in (None, "tuple"):
+        return _record_preparer(inner)
+    return None
+
+
+def _json_cell(value: Any) -> str | None:
+    return None if value is None else json_text(value)
+
+
+def _kept(value: Any) -> Any:
+    return value
+
+
+def _each(item: Prepare) -> Prepare:
+    return lambda values: None if values is None else [item(v) for v in values]
+
+
+def _each_value(prepare: Prepare) -> Prepare:
+    return lambda values: None if values is None else {k: prepare(v) for k, v in values.items()}
+
+
+def _by_kind(preparers: dict[Any, Prepare]) -> Prepare:
+    return lambda value: None if value is None else preparers[type(value)](value)
+
+
+def _record_preparer(tp: Any) -> Prepare | None:
+    fields = record_fields(tp)
+    children = [(spec, _preparer(spec.annotation)) for spec in fields]
+    renamed = record_kind(tp) in ("dataclass", "attrs") and any(
+        spec.wire_name != spec.name for spec in fields
+    )
+    if not renamed and all(prepare is None for _, prepare in children):
+        return None
+    read = operator.methodcaller if record_kind(tp) == "typeddict" else None
+    getters = [
+        (spec.wire_name, read("get", spec.name) if read else operator.attrgetter(spec.name), made)
+        for spec, made in children
+    ]
+    config = getattr(tp, "__struct_config__", None)
+    tag = None if config is None or config.tag is None else (config.tag_field, config.tag)
+
+    def prepare(record: Any) -> Any:
+        if record is None:
+            return None
+        made = {
+            key: get(record) if child is None else child(get(record)) for key, get, child in getters
+        }
+        if tag is not None:
+            made[tag[0]] = tag[1]
+        return made
+
+    return prepare
 
 
 class _ArrowColumns:
     """The reader's batch converter: checked tuples in, one ``StructArray`` out.
 
     With a projection (``positions`` of the wanted fields, in the wanted order), only those
-    fields are taken out of each tuple (``map(itemgetter(...))``, in C) and converted.
+    fields are taken out of each tuple (``map(itemgetter(...))``, in C) and converted. Fields
+    whose values pyarrow cannot take as they are (:func:`_preparer`) are prepared first; a
+    struct of :data:`JSON` columns is built as text and cast to it.
     """
 
     refusals: tuple[type[Exception], ...] = (
@@ -210,32 +285,50 @@ class _ArrowColumns:
         schema: pa.Schema,
         positions: Sequence[int] | None,
         labels: Sequence[str],
+        annotations: Sequence[Any],
         *,
         plain: bool = False,
     ) -> None:
         # Records with nested records, enums or containers are made plain values first.
         self.plain = plain
-        self.fields = list(schema)
+        self.fields = [field.with_type(storage_type(field.type)) for field in schema]
         self.labels = labels  # as the reader's own messages name the fields
         self.struct = pa.struct(self.fields)
+        self.typed = pa.struct(list(schema))
         self.positions = positions
         self.pick: Callable[[Any], Any] | None = None
         if positions is not None:
             self.pick = operator.itemgetter(*positions)
+        # Indexed by a row's field position: a projection's rows are still whole.
+        preparers = [_preparer(annotation) for annotation in annotations]
+        self.prepared = [(p, made) for p, made in enumerate(preparers) if made is not None]
 
     def __call__(self, values: list[Any], /) -> pa.StructArray:
-        if self.plain:
-            values = plain_values(values)
+        values = self._plain(values)
         if self.pick is None:
-            return typing.cast(pa.StructArray, pa.array(values, type=self.struct))
-        if len(self.fields) == 1:  # itemgetter of one position returns the value itself
+            built = pa.array(values, type=self.struct)
+        elif len(self.fields) == 1:  # itemgetter of one position returns the value itself
             column = pa.array(list(map(self.pick, values)), type=self.fields[0].type)
-            return pa.StructArray.from_arrays([column], fields=self.fields)
-        return typing.cast(pa.StructArray, pa.array(list(map(self.pick, values)), self.struct))
+            built = pa.StructArray.from_arrays([column], fields=self.fields)
+        else:
+            built = pa.array(list(map(self.pick, values)), self.struct)
+        if self.struct != self.typed:
+            built = built.cast(self.typed)
+        return typing.cast(pa.StructArray, built)
+
+    def _plain(self, values: list[Any]) -> list[Any]:
+        if self.prepared:
+            values = [self._prepare(row) for row in values]
+        return plain_values(values) if self.plain else values
+
+    def _prepare(self, row: Any) -> tuple[Any, ...]:
+        prepared = list(row)
+        for position, prepare in self.prepared:
+            prepared[position] = prepare(prepared[position])
+        return tuple(prepared)
 
     def first_refused(self, values: list[Any], /) -> tuple[int, str] | None:
-        if self.plain:
-            values = plain_values(values)
+        values = self._plain(values)
         positions = self.positions or range(len(self.fields))
         checks = list(zip(self.fields, self.labels, strict=True))
         for position, record in enumerate(values):
@@ -422,7 +515,7 @@ class ArrowPieces(Flattened):
         positions = None if self.columns is None else _positions(full, self.columns)
         labels = [fields.names[p] for p in positions or range(len(full))]
         converter = _ArrowColumns(
-            self.schema(record_type), positions, labels, plain=not fields.flat
+            self.schema(record_type), positions, labels, fields.annotations, plain=not fields.flat
         )
         return Plan(
             record_type,

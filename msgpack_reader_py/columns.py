@@ -14,7 +14,6 @@ import typing
 from typing import Any
 
 from ._cache import cached
-from .errors import type_name
 from .record_type import (
     ABSENT,
     FieldSpec,
@@ -35,11 +34,8 @@ _SCALARS = (int, float, str, bytes, bool, type(None))
 
 
 def annotation_text(annotation: Any) -> str:
-    """An annotation as a user writes it: ``int``, ``list[str]``, ``str | None``."""
-    # On 3.10 ``list[int]`` passes isinstance(..., type); its origin tells it apart.
-    if isinstance(annotation, type) and typing.get_origin(annotation) is None:
-        return type_name(annotation)
-    return str(annotation).replace("typing.", "").replace("NoneType", "None")
+    """An annotation as a user writes it: ``int``, ``list[str]``, ``Header | None``."""
+    return type_label(annotation)
 
 
 def members(annotation: Any) -> tuple[Any, bool]:

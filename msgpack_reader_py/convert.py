@@ -7,6 +7,7 @@ when the whole stream has been converted: a failure leaves nothing under the fin
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
 import os
@@ -19,7 +20,7 @@ from .atomic import NamedOutput, replacing
 from .delivery import KEPT_ERRORS, Batches, Plan
 from .errors import RecordError
 from .infer import Inferred
-from .inferred import infer_sources, table_type
+from .inferred import InferFrom, check_infer_from, infer_sources, table_type, unseen
 from .model import Item
 from .options import ReadKeywords, ReadOptions
 from .parallel import split, worker_count
@@ -63,14 +64,13 @@ class Conversion:
 
 def convert(
     source: Source | list[Source] | tuple[Source, ...],
-    destination: str | os.PathLike[str] | IO[bytes] | io.RawIOBase,
+    destination: str | os.PathLike[str] | IO[bytes] | io.RawIOBase | None,
     to: OutputFormat,
     *,
     record_type: Any = Item,
     limit: int | None = None,
     allow_nan: bool = False,
-    sample: int | None = None,
-    whole: bool = True,
+    infer_from: InferFrom = None,
     kinds: bool = True,
     progress: Progress | None = None,
     force: bool = False,
@@ -89,11 +89,13 @@ def convert(
 
     ``source`` is anything :class:`~msgpack_reader_py.StreamingReader` reads, or a list or
     tuple of such sources, read in turn into the one output. ``destination`` is a path,
-    written atomically (see the module's docstring), or a binary stream, written as records
-    arrive and left open. Records are checked against ``record_type`` as
-    :class:`~msgpack_reader_py.StreamingReader` checks them; broken data raises the reader's
-    :class:`~msgpack_reader_py.errors.ReaderError` (its ``source`` naming the source, where
-    the reader knows a name), after every record before it was written to a stream.
+    written atomically (see the module's docstring), a binary stream, written as records
+    arrive and left open, or ``None``: nothing is written, and the result counts the records
+    that would be (those ``where`` keeps, every one checked). Records are checked against
+    ``record_type`` as :class:`~msgpack_reader_py.StreamingReader` checks them; broken data
+    raises the reader's :class:`~msgpack_reader_py.errors.ReaderError` (its ``source`` naming
+    the source, where the reader knows a name), after every record before it was written to a
+    stream.
     ``on_error="skip"`` passes over records that are not records of the type instead, and
     counts them in the result. ``progress``, if given, is called with the records written and
     the bytes taken from the sources so far (compressed bytes, for a compressed source: what a
@@ -107,15 +109,14 @@ def convert(
     ``record_type=None`` reads records untyped (:mod:`~msgpack_reader_py.values`): JSON Lines
     writes each as the value it is; CSV, Parquet and Arrow need columns, so a record type is
     inferred (:func:`~msgpack_reader_py.inferred.infer_sources`) and
-    :attr:`Conversion.inferred` holds it: from the first ``sample`` records (by default a
-    hundred where the rest is checked, else a thousand), then, with
-    ``whole`` (the default) and sources that can be read again (paths, bytes), checked against
-    every record and widened by any that does not fit, so that no value is ever dropped;
-    ``kinds=False`` merges records of several kinds into one type. The sources are read again
-    from their start, a stream from the bytes kept while sampling. The types refuse what they
-    never saw: in a stream read once (stdin), a later record with a key or a type the first
-    records did not show is a located ``RecordError`` naming it. ``ext_hook`` is the reader's;
-    untyped,
+    :attr:`Conversion.inferred` holds it: by default from every record, so that no value is
+    ever dropped (a stream, which cannot be read twice, is kept in a temporary file up to
+    :data:`~msgpack_reader_py.inferred.SPOOL_LIMIT` bytes, all of it with
+    ``infer_from="all"``); ``infer_from=N`` infers it from the first N records. The types refuse
+    what they never saw, at any depth: a record past what they were inferred from with a key,
+    a value or a type they do not hold is a located ``RecordError`` naming it, never a record
+    written short. ``kinds=False`` merges records of several kinds into one type. A field
+    whose values do not mix is a column of JSON text. ``ext_hook`` is the reader's; untyped,
     :func:`~msgpack_reader_py.ext.fluentd_event_time` keeps EventTime's nanoseconds.
     Read untyped, a source whose first bytes look like something other than MessagePack (JSON,
     text, Parquet, ...) is refused, as :class:`~msgpack_reader_py.values.ValueReader` says;
@@ -172,16 +173,12 @@ def convert(
     sources = list(source) if isinstance(source, (list, tuple)) else [source]
     inferred = None
     queried = select is not None or where is not None
+    check_infer_from(infer_from)
     if record_type is None and (to in COLUMNAR or queried):
         sources, inferred = infer_sources(
-            sources,
-            sample,
-            whole=whole,
-            kinds=kinds,
-            force=force,
-            options=dataclasses.replace(read, follow=False),
+            sources, infer_from, kinds=kinds, force=force, options=read
         )
-        record_type = table_type(inferred, to if to in ("parquet", "arrow") or queried else None)
+        record_type = table_type(inferred)
     query = None
     if queried:
         from .arrow import arrow_schema
@@ -195,11 +192,21 @@ def convert(
     if start == 0 and limit is None and inferred is None:
         # An inferred type is made in this process only: it cannot be sent to workers.
         job = dataclasses.replace(job, workers=workers, blocksize=blocksize)
-    if isinstance(destination, (str, os.PathLike)):
-        with replacing(destination) as out:
-            done = job.run(out)
-    else:
-        done = job.run(NamedOutput(destination, str(getattr(destination, "name", "<output>"))))
+    try:
+        if destination is None:
+            done = job.run(None)
+        elif isinstance(destination, (str, os.PathLike)):
+            with replacing(destination) as out:
+                done = job.run(out)
+        else:
+            named = NamedOutput(destination, str(getattr(destination, "name", "<output>")))
+            done = job.run(named)
+    except RecordError as exc:
+        if inferred is None or inferred.every or inferred.error is not None:
+            raise
+        # A record the types were not inferred from, and that they do not hold: say how to
+        # have them inferred from it too.
+        raise exc.amended(unseen(infer_from)) from exc
     return dataclasses.replace(done, inferred=inferred)
 
 
@@ -254,9 +261,11 @@ class _Job:
             )
         return _TextBatches(source, self.record_type, options, start)
 
-    def run(self, out: NamedOutput) -> Conversion:
+    def run(self, out: NamedOutput | None) -> Conversion:
         output: AbstractContextManager[Callable[[Any], None]]
-        if self.to in ("parquet", "arrow"):
+        if out is None:
+            output = contextlib.nullcontext(_nothing)
+        elif self.to in ("parquet", "arrow"):
             from .arrow import arrow_schema
 
             assert self.record_type is not None
@@ -319,6 +328,10 @@ class _Job:
             if len(batch):
                 write(batch)
         return sum(map(len, kept))
+
+
+def _nothing(_batch: Any) -> None:
+    """Writes nothing: a conversion with no destination counts what it would write."""
 
 
 class _TextBatches(SourceReader[list[Any]]):

@@ -42,6 +42,7 @@ try:
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
     raise missing_extra(exc, "dask", feature="msgpack_reader_py.dask") from None
 
+from ._json_columns import JSON, empty_table, storage
 from ._log import note_skipped
 from .arrow import ArrowPieces, arrow_schema, read_batches
 from .delivery import Plan
@@ -302,7 +303,7 @@ class _Frames(PartitionsFiltered, BlockwiseIO):
 
     @functools.cached_property
     def _meta(self) -> pd.DataFrame:
-        meta = _to_pandas(arrow_schema(self.record_type).empty_table())
+        meta = _to_pandas(empty_table(arrow_schema(self.record_type)))
         columns = _projection(self)
         return meta if columns is None else meta[columns]
 
@@ -389,16 +390,19 @@ def pandas_dtypes(record_type: Any = Item) -> dict[str, Any]:
 
     ``int64``, ``float64`` and ``bool`` for plain fields, their nullable forms (``Int64``,
     ``Float64``, ``boolean``) for ``X | None`` fields, ``string[pyarrow]`` for ``str`` (and
-    string enums and literals), ``object`` for ``bytes``, ``datetime64[us, UTC]`` for
-    ``datetime``, and ``pandas.ArrowDtype`` of the Arrow type for nested records (struct),
-    lists and maps.
+    string enums and literals) and for a column of JSON text (a field of no one type:
+    :data:`~msgpack_reader_py.arrow.JSON`), ``object`` for ``bytes`` and ``None``,
+    ``datetime64[us, UTC]`` for ``datetime``, and ``pandas.ArrowDtype`` of the Arrow type for
+    nested records (struct), lists and maps.
     """
     return {field.name: _dtype(field) for field in arrow_schema(record_type)}
 
 
 def _dtype(field: pa.Field[Any]) -> Any:
-    if pa.types.is_string(field.type):
-        return pd.StringDtype("pyarrow")
+    if pa.types.is_string(field.type) or field.type == JSON:
+        return pd.StringDtype("pyarrow")  # JSON text too: a column of values of no one type
+    if pa.types.is_null(field.type):
+        return object
     if pa.types.is_binary(field.type):
         return object
     if pa.types.is_nested(field.type):
@@ -415,6 +419,9 @@ def _to_pandas(table: pa.Table) -> pd.DataFrame:
     columns: dict[str, Any] = {}
     for field, column in zip(table.schema, table.columns, strict=True):
         dtype = _dtype(field)
+        if field.type == JSON:  # its text
+            column = storage(column)
+            field = field.with_type(column.type)
         if isinstance(dtype, pd.api.extensions.ExtensionDtype):
             columns[field.name] = column.to_pandas(types_mapper={field.type: dtype}.get)
         else:

@@ -54,6 +54,8 @@ from .record_type import (
     FieldSpec,
     Kind,
     Kinds,
+    forbids_unknown_keys,
+    matchable,
     record_fields,
     record_kind,
     record_kinds,
@@ -194,17 +196,17 @@ class RecordDecoder(_Decoding):
         )
         field_types: Any = tuple(f.annotation for f in self.fields)
         as_tuple: Any = tuple[field_types]
+        forbid = forbid or forbids_unknown_keys(record_type)
         if values and flat and _rows_as_tuples(record_type, forbid):
             # Rows, not records: an array decodes to its row. A map decodes to a generated
             # Struct that counts those it makes, so that a run of arrays only is passed on
             # without a look at each row (that look cost a twelfth of a raw decode).
-            config = getattr(record_type, "__struct_config__", None)
             self._made, counting = counter()
             map_form = msgspec.defstruct(
                 f"{record_type.__name__}AsMap",
                 [(slot(i), f.annotation) for i, f in enumerate(self.fields)],
                 rename=positional_rename(self.fields),
-                forbid_unknown_fields=forbid or bool(config and config.forbid_unknown_fields),
+                forbid_unknown_fields=forbid,
                 namespace=counting,
                 gc=False,
             )
@@ -323,7 +325,7 @@ class KindsDecoder(_Decoding):
 
     @staticmethod
     def _probed(
-        sides: Sides, hook: ExtHook | None
+        sides: Sides, hook: Callable[[int, memoryview], Any] | None
     ) -> tuple[Callable[[Any], list[Any]], Callable[[Any], Any]]:
         """Decoders of arrays whose tag is not first: the probe reads each record's tag, then
         the record is decoded as its tag's kind."""
@@ -420,6 +422,8 @@ def _rows_as_tuples(tp: Any, forbid: bool) -> bool:
     or tagged field, and an array of more values than fields refused, as a tuple refuses it
     (an ``array_like`` Struct passes over extra values unless it forbids unknown fields)."""
     kind = record_kind(tp)
+    if not all(matchable(f.wire_name) for f in record_fields(tp)):
+        return False  # the map form renames its fields to the keys
     if kind == "dataclass":
         return not hasattr(tp, "__post_init__") and not hides_fields(tp)
     if kind not in ("struct", "array_struct"):

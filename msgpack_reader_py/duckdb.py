@@ -56,7 +56,7 @@ class _Files:
         infer_from = reading.pop("infer_from")
         self.files = local_files(source)
         if record_type is None:
-            record_type = files_type(self.files, infer_from, options, "a DuckDB column")
+            record_type = files_type(self.files, infer_from, options)
             reading["workers"] = None  # an inferred type lives in this process only
         self.record_type = record_type
         self.schema = ArrowPieces.of(reading["columns"]).schema(record_type)

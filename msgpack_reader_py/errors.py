@@ -47,6 +47,13 @@ class ReaderError(ValueError):
         """The same error (same class, index, offset and reason), naming ``source``."""
         return type(self)(self.reason, index=self.index, offset=self.offset, source=source)
 
+    def amended(self, more: str) -> ReaderError:
+        """The same error (same class, index, offset and source), its reason followed by
+        ``more``: what to do about it, known where it is caught."""
+        return type(self)(
+            self.reason + more, index=self.index, offset=self.offset, source=self.source
+        )
+
     def __reduce__(self) -> tuple[object, ...]:
         # Keyword-only arguments would break pickling (multiprocessing, dask) otherwise.
         return (_rebuild, (type(self), self.reason, self.index, self.offset, self.source))

@@ -29,8 +29,9 @@ __all__ = [
     "rfc3339",
 ]
 
-ExtHook = Callable[[int, memoryview], Any]
-"""``ext_hook(code, data) -> value``: what an extension type other than the timestamp becomes."""
+ExtHook = Callable[[int, bytes], Any]
+"""``ext_hook(code, data) -> value``: what an extension type other than the timestamp becomes;
+``data`` is the extension's ``bytes``, as msgpack hands them to its own ``ext_hook``."""
 
 EVENT_TIME_CODE = 0
 """The extension type code of Fluentd's EventTime."""

@@ -35,7 +35,9 @@ import dataclasses
 import datetime
 import decimal
 import enum
+import keyword
 import operator
+import re
 import types
 import typing
 import uuid
@@ -47,8 +49,17 @@ from msgspec.msgpack import Ext
 
 from .errors import describe
 from .ext import ExtHook
-from .messages import RecordFailure
-from .record_type import ABSENT, FieldSpec, Kinds, record_fields, record_kind, type_label
+from .messages import UNKNOWN, HookFailure, RecordFailure, as_failure, guarded_hook, phrase
+from .record_type import (
+    ABSENT,
+    FieldSpec,
+    Kinds,
+    forbids_unknown_keys,
+    matchable,
+    record_fields,
+    record_kind,
+    type_label,
+)
 
 __all__ = [
     "Compiler",
@@ -212,24 +223,39 @@ class Compiler:
         wired = self.wired(tp)
         fields = [f for f, _, _ in wired]
         changed = self._changed(tp, wired)
+        # What the type refuses of itself travels with it into every form made for it: an
+        # inferred type that forbids unknown keys forbids them at every depth, whatever the
+        # reader's options.
+        forbid = self.forbid or forbids_unknown_keys(tp)
+        native_forbid = forbids_unknown_keys(tp) and kind in ("struct", "array_struct")
+        matched = all(matchable(f.wire_name) for f in fields)
         name = tp.__name__
         array_form: Any
         map_form: Any
-        if kind in ("array_struct", "namedtuple") and not changed and not self.forbid:
-            array_form = tp
+        if not changed and (
+            kind == "namedtuple" or (kind == "array_struct" and (native_forbid or not forbid))
+        ):
+            array_form = tp  # refuses an array of more values than it has fields
         else:
             # A NamedTuple form leaves the union's one Struct for the map form.
             array_form = _namedtuple_form(f"{name}AsArray", wired)
         namespace: dict[str, Any] = {}
         if array_form is tp:
             self.made[tp], namespace = counter()
+        struct_array = isinstance(array_form, type) and issubclass(array_form, msgspec.Struct)
         if (
             kind in ("dataclass", "attrs", "typeddict", "struct")
             and not changed
-            and not self.forbid
+            and (not forbid or native_forbid)
         ):
             map_form = tp
-        elif isinstance(array_form, type) and issubclass(array_form, msgspec.Struct):
+        elif not matched or (struct_array and (forbid or not _identifiers(fields))):
+            # A key msgspec cannot match by name, or a union already holding its one Struct
+            # while unknown keys must be refused: a map of raw values, each field decoded
+            # from its own, the rest refused by key.
+            map_form = dict[str, msgspec.Raw]
+            self.made.pop(tp, None)  # a map decoded so counts nothing: every run is looked at
+        elif struct_array:
             map_form = dataclasses.make_dataclass(
                 f"{name}AsMap",
                 [_dataclass_field(f, t) for f, t, _ in wired],
@@ -241,20 +267,26 @@ class Compiler:
                 f"{name}AsMap",
                 [_struct_field(i, f, t) for i, (f, t, _) in enumerate(wired)],
                 rename=positional_rename(fields),
-                forbid_unknown_fields=self.forbid,
+                forbid_unknown_fields=forbid,
                 namespace=namespace,
                 kw_only=True,
             )
         converters = {f.name: c for f, _, c in wired if c is not None}
         makers: dict[Any, Converter] = {}
         for form in (array_form, map_form):
-            if form is not tp:
-                by_wire_name = dataclasses.is_dataclass(form)
-                getters = [
-                    operator.attrgetter(f.wire_name if by_wire_name else slot(i))
-                    for i, f in enumerate(fields)
-                ]
-                makers[form] = _maker(tp, fields, getters, converters)
+            if form is tp:
+                continue
+            if form is map_form and typing.get_origin(form) is dict:
+                by_position = [operator.itemgetter(i) for i in range(len(fields))]
+                made = _maker(tp, fields, by_position, converters)
+                makers[dict] = _keyed(wired, forbid, self.ext_hook, made)
+                continue
+            by_wire_name = dataclasses.is_dataclass(form)
+            read_by: list[Callable[[Any], Any]] = [
+                operator.attrgetter(f.wire_name if by_wire_name else slot(i))
+                for i, f in enumerate(fields)
+            ]
+            makers[form] = _maker(tp, fields, read_by, converters)
         form = (typing.Union[array_form, map_form], _by_form(makers))  # noqa: UP007
         self.forms[tp] = form
         return form
@@ -269,23 +301,37 @@ class Compiler:
             tp = kind.record_type
             wired = self.wired(tp)
             fields = [f for f, _, _ in wired]
-            changed = self._changed(tp, wired) or self.forbid
+            forbid = self.forbid or forbids_unknown_keys(tp)
+            native_forbid = forbids_unknown_keys(tp) and record_kind(tp) in (
+                "struct",
+                "array_struct",
+            )
+            changed = self._changed(tp, wired) or (forbid and not native_forbid)
             own = [(i, f, t) for i, (f, t, _) in enumerate(wired) if f.name != kind.field]
+            unmatched = [f.wire_name for _, f, _ in own if not matchable(f.wire_name)]
+            if unmatched or not matchable(kinds.key):
+                key = unmatched[0] if unmatched else kinds.key
+                raise TypeError(
+                    f"{type_label(tp)}: the map key {key!r} (a quote, a backslash or a control "
+                    "character) cannot be matched by name in a kind of a union: read the kinds "
+                    "one at a time, or each record as a map"
+                )
             converters = {f.name: c for f, _, c in wired if c is not None}
             name = tp.__name__
             native = kind.field is None and not changed
+            prefix = _slot_prefix(kinds.key)
             for tag in kind.tags:
-                getters = _tagged_getters(fields, kind.field, tag)
+                getters = _tagged_getters(fields, kind.field, tag, prefix)
                 if native and record_kind(tp) == "struct":
                     maps.append(tp)
                 else:
                     form = msgspec.defstruct(
                         f"{name}AsMap",
-                        [_struct_field(i, f, t) for i, f, t in own],
-                        rename=positional_rename(fields),
+                        [_struct_field(i, f, t, prefix) for i, f, t in own],
+                        rename=positional_rename(fields, prefix),
                         tag_field=kinds.key,
                         tag=tag,
-                        forbid_unknown_fields=self.forbid,
+                        forbid_unknown_fields=forbid,
                         kw_only=True,
                     )
                     maps.append(form)
@@ -303,7 +349,7 @@ class Compiler:
                 else:
                     form = msgspec.defstruct(
                         f"{name}AsArray",
-                        _array_fields(own),
+                        _array_fields(own, prefix),
                         array_like=True,
                         tag_field=kinds.key,
                         tag=tag,
@@ -372,23 +418,29 @@ class Sides:
     by_tag: dict[Any, Any]
 
 
-def slot(position: int) -> str:
+def slot(position: int, prefix: str = "f") -> str:
     """The attribute a generated form holds the field at ``position`` in: any name a user's
-    field has may not suit a NamedTuple or a Struct (``_private``)."""
-    return f"f{position}"
+    field has may not suit a NamedTuple or a Struct (``_private``). A tagged form's slots
+    take another ``prefix`` where its tag's key is named like one (``f0``, an array's tag
+    in inferred types): msgspec refuses a tag field named as a field."""
+    return f"{prefix}{position}"
 
 
-def positional_rename(fields: Sequence[FieldSpec]) -> dict[str, str]:
-    return {slot(i): f.wire_name for i, f in enumerate(fields)}
+def _slot_prefix(tag_key: str) -> str:
+    return "g" if re.fullmatch(r"f\d+", tag_key) else "f"
+
+
+def positional_rename(fields: Sequence[FieldSpec], prefix: str = "f") -> dict[str, str]:
+    return {slot(i, prefix): f.wire_name for i, f in enumerate(fields)}
 
 
 def _tagged_getters(
-    fields: Sequence[FieldSpec], tag_field: str | None, tag: Any
+    fields: Sequence[FieldSpec], tag_field: str | None, tag: Any, prefix: str
 ) -> list[Callable[[Any], Any]]:
     """How a kind's fields are read off its tagged form: the tag field (not in the form) is
     the tag the form was made for."""
     return [
-        constant(tag) if f.name == tag_field else operator.attrgetter(slot(i))
+        constant(tag) if f.name == tag_field else operator.attrgetter(slot(i, prefix))
         for i, f in enumerate(fields)
     ]
 
@@ -407,10 +459,10 @@ def trailing_optional(fields: Sequence[FieldSpec]) -> int:
     return count
 
 
-def _array_fields(own: list[tuple[int, FieldSpec, Any]]) -> list[tuple[Any, ...]]:
+def _array_fields(own: list[tuple[int, FieldSpec, Any]], prefix: str) -> list[tuple[Any, ...]]:
     first_optional = len(own) - trailing_optional([f for _, f, _ in own])
     return [
-        _struct_field(i, f, t) if n >= first_optional else (slot(i), t)
+        _struct_field(i, f, t, prefix) if n >= first_optional else (slot(i, prefix), t)
         for n, (i, f, t) in enumerate(own)
     ]
 
@@ -420,6 +472,54 @@ def counter() -> tuple[list[int], dict[str, Any]]:
     adds one to it (its ``__post_init__``, which msgspec calls as it decodes one)."""
     made = [0]
     return made, {"__post_init__": lambda _: operator.setitem(made, 0, made[0] + 1)}
+
+
+def _identifiers(fields: Sequence[FieldSpec]) -> bool:
+    """Whether every field's map key can name a dataclass field (a generated map form)."""
+    return all(f.wire_name.isidentifier() and not keyword.iskeyword(f.wire_name) for f in fields)
+
+
+_NOT_THERE: Any = object()
+
+
+def _keyed(wired: Wired, forbid: bool, hook: ExtHook | None, make: Converter) -> Converter:
+    """Makes a record of a map decoded as raw values by key (``dict[str, msgspec.Raw]``):
+    each field decoded from its own value, as its wire type, a missing one given its default;
+    with ``forbid``, a key that names no field refused. ``make`` builds the record from the
+    list of field values, in field order."""
+    guarded = None if hook is None else guarded_hook(hook)
+    fields = [
+        (spec, msgspec.msgpack.Decoder(wire_type, ext_hook=guarded).decode)
+        for spec, wire_type, _ in wired
+    ]
+    keys = {spec.wire_name for spec, _ in fields}
+
+    def convert(value: dict[str, msgspec.Raw]) -> Any:
+        if forbid:
+            unknown = next((key for key in value if key not in keys), None)
+            if unknown is not None:
+                raise RecordFailure(f"map has key {unknown!r}, which names no field")
+        values = []
+        for spec, decode in fields:
+            raw = value.get(spec.wire_name, _NOT_THERE)
+            if raw is _NOT_THERE:
+                if spec.required:
+                    raise RecordFailure(
+                        "is missing (a map without its key, and no default)", field=spec.name
+                    )
+                factory = spec.default_factory is not msgspec.NODEFAULT
+                values.append(_FACTORY if factory else spec.default)
+                continue
+            try:
+                values.append(decode(raw))
+            except HookFailure:
+                raise
+            except msgspec.ValidationError as exc:
+                text = phrase(Any, (), str(exc), UNKNOWN, UNKNOWN)
+                raise as_failure(text).within(spec.name) from exc
+        return make(values)
+
+    return convert
 
 
 def _namedtuple_form(name: str, wired: Wired) -> Any:
@@ -437,8 +537,10 @@ def _namedtuple_form(name: str, wired: Wired) -> Any:
     return form
 
 
-def _struct_field(position: int, spec: FieldSpec, wire_type: Any) -> tuple[Any, ...]:
-    name = slot(position)
+def _struct_field(
+    position: int, spec: FieldSpec, wire_type: Any, prefix: str = "f"
+) -> tuple[Any, ...]:
+    name = slot(position, prefix)
     if spec.default_factory is not msgspec.NODEFAULT:
         return (name, wire_type, msgspec.field(default_factory=spec.default_factory))
     if spec.default is not msgspec.NODEFAULT:
@@ -463,7 +565,7 @@ def _hooked_datetime(hook: ExtHook) -> Converter:
         if type(value) is not Ext:
             return value
         try:
-            made = hook(value.code, memoryview(value.data))
+            made = hook(value.code, bytes(value.data))
         except Exception as exc:
             raise RecordFailure(
                 f"{name} refused extension type {value.code}: {type(exc).__name__}: {exc}"

@@ -11,8 +11,10 @@ The rules:
 
 - records that are maps give a field per key, in the order keys first appear; records that
   are arrays a field per position, ``f0``, ``f1``, ...;
-- a field's type is the one type its values have; ``int`` and ``float`` together widen to
-  ``float``; a ``None`` among them makes it ``X | None``; a key some maps lack, or a position
+- a field's type is the one type its values have; ``int`` and ``float`` together are
+  ``int | float`` (each value stays what it is: a float cannot hold every int exactly; a
+  column of them is float64, which refuses an int it cannot hold exactly); a ``None`` among
+  them makes it ``X | None``; a key some maps lack, or a position
   some arrays lack, makes it ``X | None = None`` (such fields come after the others, as a
   dataclass needs);
 - maps with string keys, at least one of them in every map and at most :data:`MAX_FIELDS` in
@@ -23,9 +25,16 @@ The rules:
 - the timestamp extension is a ``datetime``; values of types that do not mix (a ``str`` and an
   ``int``), and extension types, are ``Any``; a field that was only ever ``None`` is ``None``.
 
+Every class refuses what its records never showed: a dataclass sets
+``__forbid_unknown_keys__ = True``, a Struct ``forbid_unknown_fields=True``, so a record with a
+key no class names is never read as if it were not there; every union is closed (the tags
+seen, ``X | None``), and a value of another type fails its field's check. Read with these
+types, a record either keeps every value it holds or fails, at any depth.
+
 A key that is not a Python identifier gets a field name made from it, and keeps its key: in
 a dataclass as ``field(metadata={"msgpack_key": KEY})``, in a Struct as
-``msgspec.field(name=KEY)``.
+``msgspec.field(name=KEY)``; a class with a key msgspec cannot rename a field to (one holding
+a quote, a backslash or a control character) is written as a dataclass in either form.
 
 This module is one concern, the rules above and the source they write, and reads best whole
 (it is over 500 lines); which records the rules see is :mod:`.inferred`'s.
@@ -39,15 +48,16 @@ import json
 import keyword
 import re
 import types
+import unicodedata
 from collections.abc import Iterable
 from typing import Any, Literal
 
 import msgpack
 
-from .record_type import KEY_METADATA
+from .errors import ReaderError
+from .record_type import FORBID_ATTRIBUTE, KEY_METADATA, matchable
 
 __all__ = [
-    "DEFAULT_SAMPLE",
     "MAX_FIELDS",
     "MAX_KINDS",
     "Form",
@@ -55,9 +65,6 @@ __all__ = [
     "Inferred",
     "infer",
 ]
-
-DEFAULT_SAMPLE = 1000
-"""How many records a type is inferred from where the rest cannot be checked (stdin)."""
 
 MAX_FIELDS = 64
 """A string-keyed map with more keys than this, across the records, is a ``dict``."""
@@ -190,6 +197,13 @@ class Inferred:
         self.checked: int | None = None
         """How many records the types were checked against, all fitting (see
         :func:`~msgpack_reader_py.inferred.infer_sources`); ``None``: not checked."""
+        self.every = False
+        """Whether those were every record of the sources: false where only the first were
+        seen (``infer_from=N``, a stream longer than what is kept of it) or broken data ended
+        them (:attr:`error`)."""
+        self.error: ReaderError | None = None
+        """The reader's error where broken data ended the records the types come from:
+        reading the sources raises it in its turn, after the records before it."""
         self.conflicts = conflicts or []
         """Fields that kinds type differently, ``"value (int in Click, str in Key)"``: in a
         table of every kind (:meth:`record_type` with ``columns``) such a column is ``Any``."""
@@ -225,7 +239,11 @@ class Inferred:
         ``columns`` types each field as a table can hold it: a list never seen with an element
         is ``list[None]`` (``list[Any]`` else), a field two kinds type differently ``Any``.
         """
-        header = f'"""Record types inferred by msgpack-reader{note}."""\n\n'
+        header = (
+            f'"""Record types inferred by msgpack-reader{note}.\n\n'
+            "Each class refuses a map key it does not name: a record that holds one is an error,\n"
+            'never read as if the key were not there."""\n\n'
+        )
         # A table's columns take a nested record from a dict, never from the list that an
         # array_like Struct gives: only the records themselves are read as arrays natively.
         tops = set(self._kinds or ["Record"])
@@ -241,9 +259,10 @@ class Inferred:
         imports = []
         if any("datetime.datetime" in a for a in annotations):
             imports.append("import datetime")
-        if form == "dataclass":
-            renamed = any(f.key != f.name for f in fields) or any(
-                cls.tag is not None and cls.tag[0] != cls.tag[1] for cls in self._classes
+        as_dataclasses = [cls for cls in self._classes if _class_form(cls, form) == "dataclass"]
+        if as_dataclasses:
+            renamed = any(f.key != f.name for cls in as_dataclasses for f in cls.fields) or any(
+                cls.tag is not None and cls.tag[0] != cls.tag[1] for cls in as_dataclasses
             )
             imports.append(
                 f"from dataclasses import {'dataclass, field' if renamed else 'dataclass'}"
@@ -251,11 +270,11 @@ class Inferred:
         typing_names = []
         if any(re.search(r"\bAny\b", a) for a in annotations):
             typing_names.append("Any")
-        if form == "dataclass" and self._kinds is not None:
+        if any(cls.tag is not None for cls in as_dataclasses):
             typing_names.append("Literal")
         if typing_names:
             imports.append(f"from typing import {', '.join(typing_names)}")
-        if form == "struct":
+        if len(as_dataclasses) < len(self._classes):
             imports.append("\nimport msgspec")
         parts = [header + "\n".join(imports).lstrip("\n"), *classes]
         return "\n\n\n".join(parts) + "\n"
@@ -290,16 +309,19 @@ def _annotation(spec: _Field, *, checked: bool, columns: bool) -> str:
 
 def _class_source(cls: _Class, form: Form, *, checked: bool, columns: bool, nested: bool) -> str:
     options = []
+    form = _class_form(cls, form)
     if form == "struct" and cls.tag is not None:
         options.append(f"tag_field={_literal(cls.tag[0])}, tag={_literal(cls.tag[2])}")
+    if form == "struct":
+        options.append("forbid_unknown_fields=True")
     if form == "struct" and checked:
         # Never in a reference cycle (nothing refers back), made and dropped by the million:
         # not tracked by the garbage collector, as msgspec advises for such Structs.
-        options.append("forbid_unknown_fields=True, gc=False")
+        options.append("gc=False")
         if cls.positional and not (columns and nested):
             options.append("array_like=True")
     if form == "dataclass":
-        lines = ["@dataclass", f"class {cls.name}:"]
+        lines = ["@dataclass", f"class {cls.name}:", f"    {FORBID_ATTRIBUTE} = True"]
         if cls.tag is not None:
             key, name, value = cls.tag
             line = f"    {name}: Literal[{_literal(value)}]"
@@ -328,9 +350,17 @@ def _class_source(cls: _Class, form: Form, *, checked: bool, columns: bool, nest
             maker = "field" if form == "dataclass" else "msgspec.field"
             line += f" = {maker}({', '.join(keywords)})"
         lines.append(line)
-    if len(lines) == (2 if form == "dataclass" else 1):
+    if len(lines) == 1:
         lines.append("    pass")
     return "\n".join(lines)
+
+
+def _class_form(cls: _Class, form: Form) -> Form:
+    """How ``cls`` is written in a module of ``form``: as a dataclass where a key of its is one
+    msgspec cannot rename a Struct's field to."""
+    if form == "struct" and not all(matchable(f.key) for f in cls.fields):
+        return "dataclass"
+    return form
 
 
 def _literal(text: str) -> str:
@@ -366,6 +396,10 @@ def infer(records: Iterable[Any], *, kinds: bool = True) -> Inferred:
     # An array's tag is its first value: as a map, the records are keyed f0, f1, ...
     keyed = [{f"f{i}": v for i, v in enumerate(r)} for r in seen] if arrays else seen
     tag = _tag_key(keyed, only="f0" if arrays else None) if kinds else None
+    if tag is not None and not arrays and not all(matchable(k) for r in seen for k in r):
+        # A kind's own keys are matched by name in the union's tagged forms: a key msgspec
+        # cannot match keeps the records one class.
+        tag = None
     if tag is None:
         builder.record("Record", top)
         return Inferred(builder.classes, len(seen), builder.mixed)
@@ -392,17 +426,21 @@ _TAG_NAMES = ("type", "kind", "event", "event_type", "eventType", "msg_type", "@
 
 
 def _tag_key(records: list[dict[str, Any]], only: str | None = None) -> str | None:
-    """The key that tells the records' kinds apart, if one does (``only``: that key or none):
-    present in every record with a str value, a few values (at least 2, at most
+    """The key that tells the records' kinds apart, if one does (``only``: that key or none,
+    the first position of arrays, whose tags may be ints as well as strs): present in every
+    record with a str value (or, ``only``, every one an int), a few values (at least 2, at most
     :data:`MAX_KINDS`, fewer than the records), whose groups of records differ in their keys or
     in the kinds of their values, and are tidier than all the records together (fewer keys
     missing now and then, or holding values of kinds that do not mix). A key of a well-known
     name (``type``, ``kind``, ``event``...) comes first; any other must split the records into
     groups of two or more with keys of their own. Then the key that leaves the groups
     tidiest."""
-    common = [k for k, v in records[0].items() if type(v) is str and only in (None, k)]
+    tags = (str,) if only is None else (str, int)
+    common = [
+        k for k, v in records[0].items() if type(v) in tags and only in (None, k) and matchable(k)
+    ]
     for record in records[1:]:
-        common = [k for k in common if type(record.get(k)) is str]
+        common = [k for k in common if type(record.get(k)) is type(records[0][k])]
     flat = _untidy(records)
     best: tuple[Any, ...] | None = None
     found = None
@@ -438,7 +476,7 @@ def _value_kind(value: Any) -> str | None:
         return None
     kind = _SCALARS.get(type(value))
     if kind in ("int", "float"):
-        return "number"  # they mix, as a float
+        return "number"  # they mix, as int | float
     if kind is not None:
         return kind
     return (
@@ -465,10 +503,13 @@ def _untidy(records: list[dict[str, Any]]) -> int:
     )
 
 
-def _kind_name(tag: str) -> str:
-    """A class name for the kind whose tag is ``tag``: ``page_view`` -> ``PageView``."""
-    name = _pascal(re.sub(r"\W", "_", tag)) or "Kind"
-    return f"Kind{name}" if name[0].isdigit() else name
+def _kind_name(tag: str | int) -> str:
+    """A class name for the kind whose tag is ``tag``: ``page_view`` -> ``PageView``, ``2`` ->
+    ``Kind2``, ``-1`` -> ``KindMinus1``."""
+    if isinstance(tag, int):
+        return f"Kind{tag}" if tag >= 0 else f"KindMinus{-tag}"
+    name = _pascal(_word_characters(tag)) or "Kind"
+    return f"Kind{name}" if not name.isidentifier() else name
 
 
 _KIND_NAMES = {
@@ -567,7 +608,7 @@ class _Builder:
         if not kinds:
             return "None"
         if kinds == {"int", "float"}:
-            return "float"
+            return "int | float"
         if len(kinds) > 1 or kinds == {"other"}:
             found = ", ".join(sorted(_kind_names(kinds)))
             self.mixed.append(f"{'.'.join(self._path)} ({found})")
@@ -625,11 +666,22 @@ def _merge(into: _Seen, other: _Seen) -> None:
         _merge(mine, theirs)
 
 
+def _word_characters(text: str) -> str:
+    """``text`` with every character that cannot be in a Python identifier made ``_``, in the
+    form Python reads an identifier in (NFKC): two keys that Python would read as one name
+    (``ﬁ`` and ``fi``) are one name here too, and made unique as such."""
+    normal = unicodedata.normalize("NFKC", text)
+    made = "".join(c if ("a" + c).isidentifier() else "_" for c in normal)
+    if unicodedata.normalize("NFKC", made) != made:  # pragma: no cover - NFKC is stable
+        made = "".join(c if c.isascii() else "_" for c in made)
+    return made
+
+
 def _identifier(key: str, used: set[str]) -> str:
     """A Python identifier for ``key``, not in ``used`` (and now in it)."""
     # Not starting with "_": a msgspec.Struct refuses such field names.
-    name = re.sub(r"\W", "_", key).lstrip("_") or "field"
-    if name[0].isdigit():
+    name = _word_characters(key).lstrip("_") or "field"
+    if not name.isidentifier():  # a digit first
         name = "f_" + name
     # Soft keywords (match, case, type) are names like any other, on every Python.
     if keyword.iskeyword(name) or name in _RESERVED:

@@ -35,7 +35,7 @@ _UNPACK: dict[str, Any] = {
 
 
 def locate(
-    record_type: Any, data: bytes | memoryview, ext_hook: Callable[[int, memoryview], Any] | None
+    record_type: Any, data: bytes | memoryview, ext_hook: Callable[[int, bytes], Any] | None
 ) -> Found | None:
     """The first value of the record ``data`` that fails decoding as ``record_type`` without a
     path (see the module's docstring); ``None`` if none is found there."""
@@ -51,7 +51,7 @@ def locate(
 
 
 class _Walk:
-    def __init__(self, ext_hook: Callable[[int, memoryview], Any] | None) -> None:
+    def __init__(self, ext_hook: Callable[[int, bytes], Any] | None) -> None:
         self.hook = ext_hook
 
     def value(self, value: Any, annotation: Any, path: str) -> Iterator[Found]:
@@ -74,7 +74,7 @@ class _Walk:
         elif isinstance(value, msgpack.ExtType):
             if self.hook is not None and annotation is Any:
                 try:
-                    self.hook(value.code, memoryview(value.data))
+                    self.hook(value.code, bytes(value.data))
                 except Exception as exc:  # noqa: BLE001 - what the hook raised, said
                     name = getattr(self.hook, "__qualname__", "ext_hook")
                     yield (

@@ -84,7 +84,10 @@ class RecordFailure(Exception):
 
     def within(self, name: str) -> RecordFailure:
         """The same failure, for the field ``name`` of the record that holds this one."""
-        field = f"{name}.{self.field}" if self.field else name
+        if not self.field:
+            field = name
+        else:  # an element's index follows its list's name: ``tags[2]``, not ``tags.[2]``
+            field = f"{name}{'' if self.field.startswith('[') else '.'}{self.field}"
         return RecordFailure(self.reason, decodable=self.decodable, field=field)
 
 
@@ -96,13 +99,14 @@ class HookFailure(Exception):
         self.reason = reason
 
 
-def guarded_hook(hook: ExtHook) -> ExtHook:
+def guarded_hook(hook: ExtHook) -> Callable[[int, memoryview], Any]:
     """``hook``, raising :class:`HookFailure` (naming the hook and the extension type) for
     whatever it raises."""
 
-    def guarded(code: int, data: memoryview) -> Any:
+    def guarded(code: int, data: memoryview | bytes) -> Any:
         try:
-            return hook(code, data)
+            # bytes, as msgpack gives a hook: msgspec hands over a view of its buffer
+            return hook(code, bytes(data))
         except Exception as exc:
             name = getattr(hook, "__qualname__", "ext_hook")
             raise HookFailure(

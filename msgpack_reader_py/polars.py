@@ -35,6 +35,7 @@ try:
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
     raise missing_extra(exc, "polars", feature="msgpack_reader_py.polars") from None
 
+from ._json_columns import empty_table
 from .arrow import DEFAULT_BATCH_SIZE, arrow_schema, check_batch_size, files_batches
 from .files import Paths, local_files
 from .inferred import files_type
@@ -49,7 +50,7 @@ __all__ = ["polars_schema", "read_msgpack", "scan_msgpack"]
 def polars_schema(record_type: Any) -> pl.Schema:
     """The Polars schema of ``record_type``'s columns: its Arrow schema
     (:func:`~msgpack_reader_py.arrow.arrow_schema`) as Polars takes it on."""
-    frame = pl.from_arrow(arrow_schema(record_type).empty_table())
+    frame = pl.from_arrow(empty_table(arrow_schema(record_type)))
     assert isinstance(frame, pl.DataFrame)
     return frame.schema
 
@@ -74,8 +75,8 @@ def scan_msgpack(
         record_type: the type of every record (a ``msgspec.Struct``, dataclass, ... as
             :class:`~msgpack_reader_py.StreamingReader` takes it), its fields the columns.
             ``None``: a record type is inferred now, from every record of the files, as
-            ``msgpack-reader convert`` infers it for Parquet, and a column whose values do not
-            mix raises :class:`~msgpack_reader_py.infer.InferenceError`.
+            ``msgpack-reader convert`` infers it for Parquet (a column whose values do not mix
+            holds their JSON text), refusing any record it does not fit.
         batch_size: the most rows per ``DataFrame`` the scan hands Polars (default: what
             Polars asks for, else 65536).
         workers, blocksize: read each file on that many processes in byte ranges, as
@@ -94,7 +95,7 @@ def scan_msgpack(
         check_batch_size(batch_size)
     files = local_files(source)
     if record_type is None:
-        record_type = files_type(files, infer_from, read, "a Polars column")
+        record_type = files_type(files, infer_from, read)
         workers = None  # an inferred type lives in this process only
     names = tuple(arrow_schema(record_type).names)
     schema = polars_schema(record_type)

@@ -69,6 +69,8 @@ class Query:
         connection = duckdb.connect()
         # Timestamps come back in the zone they went in (DuckDB would name it Etc/UTC).
         connection.execute("SET TimeZone = 'UTC'")
+        # A JSON column (values of no one type) comes back as JSON, not as text.
+        connection.execute("SET arrow_lossless_conversion = true")
         object.__setattr__(self, "_sql", sql)
         object.__setattr__(self, "_connection", connection)
         empty = pa.Table.from_batches([], schema=self.source_schema)

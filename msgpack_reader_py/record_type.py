@@ -10,6 +10,7 @@ functions, so an annotation is read in one place.
 from __future__ import annotations
 
 import dataclasses
+import re
 import types
 import typing
 from typing import Any
@@ -20,12 +21,15 @@ from ._cache import cached
 
 __all__ = [
     "ABSENT",
+    "FORBID_ATTRIBUTE",
     "KEY_METADATA",
     "FieldSpec",
     "Kind",
     "Kinds",
+    "forbids_unknown_keys",
     "is_fixed_tuple",
     "literal_values",
+    "matchable",
     "record_fields",
     "record_kind",
     "record_kinds",
@@ -37,6 +41,31 @@ __all__ = [
 KEY_METADATA = "msgpack_key"
 """A dataclass field's map key, where it is not the field's name:
 ``field(metadata={"msgpack_key": "user-agent"})``."""
+
+
+FORBID_ATTRIBUTE = "__forbid_unknown_keys__"
+"""A class attribute: set to ``True`` on a record class (a dataclass, an attrs class, a
+NamedTuple), its map-shaped records refuse a key that names no field, wherever the class is
+read, as a ``msgspec.Struct`` with ``forbid_unknown_fields=True`` does."""
+
+
+def forbids_unknown_keys(tp: Any) -> bool:
+    """Whether the record class ``tp`` itself refuses map keys that name no field: a Struct's
+    ``forbid_unknown_fields``, or :data:`FORBID_ATTRIBUTE` on any other class."""
+    config = getattr(tp, "__struct_config__", None)
+    if config is not None:
+        return bool(config.forbid_unknown_fields)
+    return getattr(tp, FORBID_ATTRIBUTE, False) is True
+
+
+_UNMATCHABLE = re.compile(r'["\\\x00-\x1f]')
+
+
+def matchable(key: str) -> bool:
+    """Whether msgspec can match the map key ``key`` to a field by name (a Struct's
+    ``rename``, a tag field): not one holding a quote, a backslash or a control character.
+    Any other key is read through a map of raw values (:mod:`.forms`)."""
+    return _UNMATCHABLE.search(key) is None
 
 
 class _Absent:
@@ -206,13 +235,27 @@ def union_members(tp: Any) -> tuple[Any, ...] | None:
 
 
 def type_label(tp: Any) -> str:
-    """A record type as a user names it: ``Item``, ``Click | Key``, ``tuple[int, str]``."""
+    """A type as a user writes it: ``Item``, ``Click | Key``, ``list[Header] | None``,
+    ``tuple[int, str]`` (a class by its own name, never by the module it was loaded as)."""
     members = union_members(tp)
     if members is not None:
         return " | ".join(map(type_label, members))
-    if tp is type(None):
+    if tp is type(None) or tp is None:
         return "None"
-    if isinstance(tp, type) and typing.get_origin(tp) is None:
+    if tp is Any:
+        return "Any"
+    if tp is Ellipsis:
+        return "..."
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin is typing.Annotated:
+        return type_label(args[0])
+    if origin is typing.Literal:
+        return f"Literal[{', '.join(map(repr, args))}]"
+    if origin is not None and args:
+        name = getattr(origin, "__name__", None) or str(origin).replace("typing.", "")
+        return f"{name}[{', '.join(map(type_label, args))}]"
+    if isinstance(tp, type):
         return tp.__qualname__.rpartition("<locals>.")[2]  # a class made in a function: its name
     return str(tp).replace("typing.", "").replace("NoneType", "None")
 

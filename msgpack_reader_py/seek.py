@@ -19,6 +19,8 @@ import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from . import sniff
+from .compression import compression
 from .delivery import Framing, Plan
 from .index import load_index
 from .options import ReadKeywords, ReadOptions
@@ -103,12 +105,17 @@ def count_records(
     return _framed(source, read, origin, force)
 
 
-def origin_for(source: Source, start: int, options: ReadOptions) -> tuple[int, int]:
+def origin_for(
+    source: Source, start: int, options: ReadOptions, *, refuse_foreign: bool = False
+) -> tuple[int, int]:
     """Where a reader of ``source`` that begins at record ``start`` can start framing: the
     index and offset of a record at or before it, known from a valid sidecar index of the
     file, or from a count of the same file, unchanged since, in this process; ``(0, 0)``
-    when none is known."""
+    when none is known. A read that ``refuse_foreign`` (untyped) refuses a file by its first
+    bytes: one whose first bytes are not plainly MessagePack is framed from its start."""
     if not start or options.follow or not isinstance(source, (str, os.PathLike)):
+        return 0, 0
+    if refuse_foreign and not _plain_msgpack(source):
         return 0, 0
     index = load_index(source)
     if index is not None:
@@ -119,6 +126,17 @@ def origin_for(source: Source, start: int, options: ReadOptions) -> tuple[int, i
         return 0, 0
     at = bisect.bisect_right(runs, (start, _LAST)) - 1
     return runs[at] if at >= 0 else (0, 0)
+
+
+def _plain_msgpack(path: str | os.PathLike[str]) -> bool:
+    """Whether the file's first bytes look like nothing but MessagePack (not compressed, not
+    another format): what a read from its start would see before its first record."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(sniff.HEAD_SIZE)
+    except OSError:
+        return False  # the read itself says why
+    return compression(head) is None and sniff.foreign(head) is None
 
 
 _COUNTED: dict[tuple[Any, ...], list[tuple[int, int]]] = {}

@@ -35,6 +35,7 @@ __all__ = [
     "Chunks",
     "Counted",
     "Source",
+    "Spooled",
     "ViewReader",
     "checked_chunk",
 ]
@@ -359,3 +360,81 @@ class Counted(io.RawIOBase):
         data = self.read(len(buffer))
         buffer[: len(data)] = data
         return len(data)
+
+
+class Spooled:
+    """A stream (a pipe, stdin, a socket) kept as it is read, to be read again from its start:
+    in memory up to :data:`IN_MEMORY` bytes, in a temporary file beyond, up to ``limit``
+    bytes (``None``: all of it).
+
+    :meth:`head` reads what was kept; :meth:`whole` what was kept, then the rest of the stream
+    (where ``complete`` is false), so that the stream is read once and its offsets are the
+    stream's. Either is named as the stream is. The kept bytes are dropped by :meth:`close`,
+    or when the object is.
+    """
+
+    IN_MEMORY = 8 * 1024 * 1024
+
+    def __init__(self, stream: Any, *, limit: int | None = None) -> None:
+        import tempfile  # only where a stream is kept
+
+        self._stream = stream
+        self.name = getattr(stream, "name", None)
+        # Kept open as long as this object: closed by close() or when it is dropped.
+        self._file: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=self.IN_MEMORY)  # noqa: SIM115
+        read = getattr(stream, "read1", None) or stream.read
+        self.size = 0
+        self.complete = False
+        """Whether the stream ended within ``limit``: everything is kept."""
+        # One byte past the limit tells a stream that ends there from one that goes on.
+        while limit is None or self.size <= limit:
+            wanted = _SPOOL_CHUNK if limit is None else min(_SPOOL_CHUNK, limit + 1 - self.size)
+            data = checked_chunk(read(wanted), str(self.name))
+            if not data:
+                self.complete = True
+                break
+            self._file.write(data)
+            self.size += len(data)
+
+    def head(self) -> _SpoolReader:
+        """A reader of the bytes kept, from the first."""
+        return _SpoolReader(self, None)
+
+    def whole(self) -> _SpoolReader:
+        """A reader of the bytes kept, then of the rest of the stream (once)."""
+        return _SpoolReader(self, None if self.complete else self._stream)
+
+    def read_at(self, position: int, size: int) -> bytes:
+        self._file.seek(position)
+        return self._file.read(size)
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __del__(self) -> None:
+        file = getattr(self, "_file", None)
+        if file is not None:
+            file.close()
+
+
+_SPOOL_CHUNK = 1024 * 1024
+
+
+class _SpoolReader:
+    """``read(n)`` over a :class:`Spooled` stream's kept bytes, then over ``rest``."""
+
+    def __init__(self, spooled: Spooled, rest: Any) -> None:
+        self.spooled = spooled  # kept alive while it is read
+        self.name = spooled.name
+        self._at = 0
+        self._rest = None if rest is None else getattr(rest, "read1", None) or rest.read
+
+    def read(self, size: int = -1) -> bytes:
+        if self._at < self.spooled.size:
+            wanted = self.spooled.size - self._at if size < 0 else size
+            data = self.spooled.read_at(self._at, min(wanted, self.spooled.size - self._at))
+            self._at += len(data)
+            return data
+        if self._rest is None:
+            return b""
+        return bytes(self._rest(size if size >= 0 else _SPOOL_CHUNK))

@@ -267,11 +267,13 @@ class _Node:
             elif kind == "record":
                 self._expand(_record_columns(cls, group))
             elif root and kind == "array":
-                self._expand(_positional_columns(group))
+                self._expand(_positional_columns(group), positional=True)
             else:
                 self._values(kind, group)
 
-    def _expand(self, columns: Iterable[tuple[Any, Sequence[Any]]]) -> None:
+    def _expand(
+        self, columns: Iterable[tuple[Any, Sequence[Any]]], *, positional: bool = False
+    ) -> None:
         children = self.children
         for key, column in columns:
             child = children.get(key)
@@ -281,7 +283,8 @@ class _Node:
                     limits.untracked += len(column)
                     continue
                 limits.fields += 1
-                child = children[key] = _Node(_child_path(self.path, key), limits)
+                path = _child_path(self.path, key, positional=positional)
+                child = children[key] = _Node(path, limits)
             child.feed(column)
 
     def _values(self, kind: str, group: Sequence[Any]) -> None:
@@ -450,9 +453,13 @@ def _field_names(cls: type) -> tuple[str, ...]:
         return ()
 
 
-def _child_path(parent: str, key: Any) -> str:
+def _child_path(parent: str, key: Any, *, positional: bool = False) -> str:
     if isinstance(key, str):
         return key if parent == ROOT else f"{parent}.{key}"
+    if parent == ROOT and positional:
+        # An array-shaped record's values: its fields f0, f1, ..., as every command and
+        # engine names the columns of untyped records (schema, --where, tables, Parquet).
+        return f"f{key}"
     return f"{'' if parent == ROOT else parent}[{json_text(key)}]"
 
 

@@ -95,11 +95,9 @@ class ReaderBase(Generic[T]):
         limits made (the options were checked when made).
         """
         self._closed = True  # until the source is open: close() then has nothing to do
-        if origin == (0, 0) and not plan.refuse_foreign:
+        if origin == (0, 0):
             # A sidecar index, or a count of the file: a seek, not a framing of all before.
-            # Not for a read that refuses foreign input: that is told by the source's first
-            # bytes, which a seek would not read.
-            origin = origin_for(source, start, options)
+            origin = origin_for(source, start, options, refuse_foreign=plan.refuse_foreign)
         chunks = Chunks(source, options, blocking=self._blocking, as_is=as_is, offset=origin[1])
         self._source = chunks
         self.record_type = record_type

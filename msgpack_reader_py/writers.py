@@ -289,7 +289,8 @@ def _columned(record: Any) -> dict[str, Any]:
     if isinstance(record, dict):
         return {_key(k): v for k, v in record.items()}
     if isinstance(record, (list, tuple)):
-        return {str(i): v for i, v in enumerate(record)}
+        # Named as an untyped record's columns are everywhere (schema, --where, Parquet).
+        return {f"f{i}": v for i, v in enumerate(record)}
     return {"value": record}
 
 
@@ -529,16 +530,30 @@ def _arrow_rows(
     """``write`` of Arrow batches as JSON Lines or CSV: each row's values as Python has them
     (a map a dict, a timestamp a ``datetime``), rendered as a typed record's are."""
     if to != "csv":
+        import pyarrow as pa
+
+        from ._json_columns import parsed as json_parsed
+
         lines = JsonLines(text, allow_nan=allow_nan) if to == "jsonl" else TableRows(text)
+        parsed = json_parsed(pa.struct(list(schema)))
 
         def write_lines(batch: pa.RecordBatch) -> None:
-            lines.write(batch.to_pylist(maps_as_pydicts="strict"))
+            rows = batch.to_pylist(maps_as_pydicts="strict")
+            lines.write(rows if parsed is None else list(map(parsed, rows)))
 
         return write_lines
+    from ._json_columns import parsed as json_parsed
+
     rows = CsvRows(text, schema.names, [_arrow_csv_kind(f.type) for f in schema])
+    parsers = [json_parsed(f.type) for f in schema]
 
     def write_rows(batch: pa.RecordBatch) -> None:
-        rows.write(list(zip(*batch.to_pydict(maps_as_pydicts="strict").values(), strict=True)))
+        columns = batch.to_pydict(maps_as_pydicts="strict").values()
+        # JSON text parsed again: a cell holds the value as a typed record's would.
+        parsed = [
+            c if p is None else list(map(p, c)) for p, c in zip(parsers, columns, strict=True)
+        ]
+        rows.write(list(zip(*parsed, strict=True)))
 
     return write_rows
 
@@ -712,16 +727,18 @@ def _dictionary_columns(schema: pa.Schema, sample: pa.Table | None) -> list[str]
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
+    from ._json_columns import empty_table, storage
+
     written = pa.BufferOutputStream()
-    pq.write_table(schema.empty_table(), written)
+    pq.write_table(empty_table(schema), written)
     parquet = pq.ParquetFile(pa.BufferReader(written.getvalue())).schema
     leaves = [parquet.column(i).path for i in range(len(parquet))]
     varied = set()
     if sample is not None and sample.num_rows:
         for field in schema:
-            if pa.types.is_nested(field.type):
-                continue
-            distinct = pc.count_distinct(sample.column(field.name)).as_py()
+            if pa.types.is_nested(field.type) or pa.types.is_null(field.type):
+                continue  # nothing to count: a null column is written as such
+            distinct = pc.count_distinct(storage(sample.column(field.name))).as_py()
             if 2 * distinct >= sample.num_rows:
                 varied.add(field.name)
     # A plain column's one leaf is its name (dots and all); nested columns are never varied.

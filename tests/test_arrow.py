@@ -27,6 +27,7 @@ from msgpack_reader_py import (
     StreamingReader,
 )
 from msgpack_reader_py.arrow import (
+    JSON,
     BatchReader,
     arrow_schema,
     read_batches,
@@ -43,7 +44,6 @@ from .helpers import (
     Checked,
     Reading,
     Row,
-    UnreadableSource,
     all_types_rows,
     as_rows,
     canonical,
@@ -190,16 +190,17 @@ def test_a_record_types_arrow_schema_is_worked_out_once() -> None:
     )
 
 
-# Lists, maps and nested records have Arrow types now (tests/test_arrow_nested.py).
-UNSUPPORTED: dict[str, Any] = {
-    "list": list,
-    "dict": dict,
-    "Any": Any,
-    "object": object,
-    "int | str": int | str,
-    "int | str | None": int | str | None,
-    "tuple[int, int]": tuple[int, int],
-    "dict[float, int]": dict[float, int],
+# Annotations with no Arrow type of their own, each with values it holds and the JSON text
+# each value's column cell holds (None: a null).
+AS_JSON: dict[str, tuple[Any, list[Any], list[str | None]]] = {
+    "list": (list, [[1, "a"], []], ['[1,"a"]', "[]"]),
+    "dict": (dict, [{"a": [1]}], ['{"a":[1]}']),
+    "Any": (Any, [{"k": 1.5}, "x", None], ['{"k":1.5}', '"x"', None]),
+    "object": (object, [True, 7], ["true", "7"]),
+    "int | str": (int | str, ["s", 3], ['"s"', "3"]),
+    "int | str | None": (int | str | None, [None, 3], [None, "3"]),
+    "tuple[int, int]": (tuple[int, int], [[1, 2]], ["[1,2]"]),
+    "dict[float, int]": (dict[float, int], [{1.5: 2}], ['{"1.5":2}']),
 }
 
 
@@ -213,44 +214,32 @@ def test_a_none_field_is_a_null_column() -> None:
     assert table.to_pylist() == [{"fine": 1, "nothing": None}, {"fine": 2, "nothing": None}]
 
 
-@pytest.mark.parametrize("name", list(UNSUPPORTED))
-def test_unsupported_annotation_is_refused_naming_the_field(name: str) -> None:
-    """An annotation with no Arrow column type is a TypeError naming the field."""
-    record_type = dataclasses.make_dataclass("Bad", [("fine", int), ("odd", UNSUPPORTED[name])])
-    with pytest.raises(TypeError, match="field `odd`"):
-        arrow_schema(record_type)
+@pytest.mark.parametrize("name", list(AS_JSON))
+def test_a_field_with_no_arrow_type_is_a_column_of_json_text(name: str) -> None:
+    """An annotation with no Arrow type of its own is a nullable column of each value's JSON
+    text (Arrow's JSON extension type): every value reaches the table, none is refused."""
+    annotation, values, texts = AS_JSON[name]
+    record_type = dataclasses.make_dataclass("Loose", [("fine", int), ("odd", annotation)])
+    assert arrow_schema(record_type).field("odd") == pa.field("odd", JSON, nullable=True)
+    data = b"".join(msgpack.packb([i, v]) for i, v in enumerate(values))
+    table = read_table(data, record_type)
+    assert table.schema.field("odd").type == JSON
+    assert table.column("odd").to_pylist() == texts
+    assert table.column("fine").to_pylist() == list(range(len(values)))
 
 
-@pytest.mark.parametrize("name", list(UNSUPPORTED))
-def test_unsupported_annotation_fails_at_the_call_before_reading(name: str) -> None:
-    """The refusal comes from the call itself, before the source is read."""
-    record_type = dataclasses.make_dataclass("Bad", [("fine", int), ("odd", UNSUPPORTED[name])])
-    source = UnreadableSource()
-    with pytest.raises(TypeError, match="field `odd`"):
-        read_batches(source, record_type)
-    with pytest.raises(TypeError, match="field `odd`"):
-        read_table(source, record_type)
-    assert source.reads == 0
-
-
-def test_unsupported_annotation_does_not_open_the_path(small_path: Path) -> None:
-    """A refused record type leaves no file open."""
-    with pytest.raises(TypeError, match="field `odd`"):
-        read_batches(small_path, one_field(Any, "odd"))
-    assert not is_open(small_path)
-
-
-class BadReading(NamedTuple):
+class LooseReading(NamedTuple):
     sensor: str
     tags: Any
 
 
-def test_unsupported_named_tuple_and_tuple_fields_are_refused() -> None:
-    """NamedTuple and tuple record types are checked the same way."""
-    with pytest.raises(TypeError, match="field `tags`"):
-        read_batches(UnreadableSource(), BadReading)
-    with pytest.raises(TypeError, match="annotated object"):
-        read_batches(UnreadableSource(), tuple[int, object])
+def test_named_tuple_and_tuple_record_types_hold_json_columns_too() -> None:
+    """NamedTuple and tuple record types type their fields the same way."""
+    data = msgpack.packb(["s1", {"a": [1, None]}])
+    assert read_table(data, LooseReading).to_pylist() == [
+        {"sensor": "s1", "tags": '{"a":[1,null]}'}
+    ]
+    assert read_table(data, tuple[str, object]).to_pylist() == [{"0": "s1", "1": '{"a":[1,null]}'}]
 
 
 # --------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from msgpack_reader_py import RecordError, StreamingReader
-from msgpack_reader_py.arrow import arrow_schema, read_batches, read_table
+from msgpack_reader_py.arrow import JSON, arrow_schema, read_batches, read_table
 
 from .encoders import DATA, EVENT_FILES, Event, expected_events
 
@@ -181,11 +181,50 @@ class Mixed:
     value: int | str
 
 
-@pytest.mark.parametrize("record_type", [AnyField, Pair, Mixed])
-def test_a_field_arrow_cannot_type_is_refused_by_name(record_type: type[Any]) -> None:
+@pytest.mark.parametrize(
+    ("record_type", "written", "text"),
+    [
+        (AnyField, {"a": [1, None]}, '{"a":[1,null]}'),
+        (Pair, [1, "x"], '[1,"x"]'),
+        (Mixed, "s", '"s"'),
+    ],
+)
+def test_a_field_arrow_cannot_type_is_a_column_of_its_json(
+    record_type: type[Any], written: Any, text: str
+) -> None:
     name = dataclasses.fields(record_type)[0].name
-    with pytest.raises(TypeError, match=rf"field `{name}` of .* an Arrow column needs"):
-        arrow_schema(record_type)
+    table = read_table(msgpack.packb([written]), record_type)
+    assert str(table.schema.field(name).type) == str(JSON)
+    assert table.column(name).to_pylist() == [text]
+
+
+@dataclasses.dataclass
+class Header:
+    time: dt.datetime
+    meta: dict[str, Any]
+
+
+@dataclasses.dataclass
+class Entry:
+    header: Header | dt.datetime
+    record: dict[str, Any]
+
+
+def test_a_union_of_a_record_and_a_scalar_is_a_json_column(tmp_path: Path) -> None:
+    """Fluent Bit 2.1 writes ``[[time, metadata], record]`` where older versions wrote
+    ``[time, record]``: ``Header | datetime`` reaches Arrow and Parquet as JSON text."""
+    when = dt.datetime(2024, 10, 31, 11, 36, 26, 108999, tzinfo=dt.timezone.utc)
+    stamp = msgpack.Timestamp.from_datetime(when)
+    data = msgpack.packb([[stamp, {"host": "a"}], {"m": 1}], datetime=False) + msgpack.packb(
+        [stamp, {"m": 2}]
+    )
+    table = read_table(data, Entry)
+    assert table.column("header").to_pylist() == [
+        '{"time":"2024-10-31T11:36:26.108999Z","meta":{"host":"a"}}',
+        '"2024-10-31T11:36:26.108999Z"',
+    ]
+    pq.write_table(table, tmp_path / "entries.parquet")
+    assert pq.read_table(tmp_path / "entries.parquet").equals(table)
 
 
 def test_dask_dtypes_follow_the_arrow_types(tmp_path: Path) -> None:

@@ -153,7 +153,7 @@ def test_no_bar_when_stderr_is_not_a_terminal_or_never(monkeypatch: pytest.Monke
 def test_always_without_tqdm_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "tqdm", None)
     with (
-        pytest.raises(ProgressUnavailable, match="install the 'arrow' extra"),
+        pytest.raises(ProgressUnavailable, match="with its 'arrow' extra"),
         progress_bar("always", "x", 1, unit="records"),
     ):
         pass  # pragma: no cover - never entered

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from msgpack_reader_py import inferred
 from msgpack_reader_py.cli import main
 
 from .encoders import DATA, EVENT_FIELDS, EXPECTED, INNER_FIELDS
@@ -175,7 +176,10 @@ def test_schema_prints_a_type_that_reads_the_stream_back_checked(
 def test_schema_of_maps_names_fields_by_key(capsys: pytest.CaptureFixture[str]) -> None:
     status, source, _ = run(capsys, "schema", str(MAP_FIXTURES[0]))
     assert status == 0
-    assert "@dataclass\nclass RecordInner:\n    name: str\n    level: int\n" in source
+    assert (
+        "@dataclass\nclass RecordInner:\n    __forbid_unknown_keys__ = True\n    name: str\n"
+        "    level: int\n"
+    ) in source
     # Only the imports the classes use: the file passes a linter as it is.
     assert "import datetime\nfrom dataclasses import dataclass\n\n\n@dataclass" in source
     for line in (
@@ -281,15 +285,13 @@ def test_a_later_record_of_another_type_is_seen_by_the_inference(
     path = tmp_path / "late.msgpack"
     path.write_bytes(b"".join(msgpack.packb(r) for r in records))
     out_path = tmp_path / "late.parquet"
-    # Inferred from every record, the column holds both: no Parquet type fits, and that is said.
+    # Inferred from every record, the column holds both: as JSON text, one type per column.
     status, _, err = run(capsys, "convert", str(path), "--to", "parquet", "-o", str(out_path))
-    assert status == 1
-    assert error_line(err) == (
-        f"error: {path}: cannot infer columns for parquet: parquet needs one type per column, "
-        "and in the 1501 records a (int, str) hold values of types that do not mix; give a "
-        "record type with --type (msgpack-reader schema SOURCE prints one to edit)"
-    )
-    assert not out_path.exists()
+    assert (status, err) == (0, "")
+    assert pq.read_table(out_path).column("a").to_pylist() == [
+        *map(str, range(1500)),
+        '"oops"',
+    ]
     # CSV holds such a column: each value as it is.
     status, out, err = run(capsys, "convert", str(path), "--to", "csv", "-o", "-")
     assert (status, err) == (0, "")
@@ -310,8 +312,8 @@ def test_inferred_from_the_first_records_only_a_misfit_names_its_field(
     offset = sum(map(len, data[:1500]))
     assert error_line(err) == (
         f"error: {path}: record 1500 at byte {offset}: field `a` expected int, got str 'oops'; "
-        "the columns were inferred from the first 1000 records: give a record type with --type "
-        "(msgpack-reader schema SOURCE prints one to edit)"
+        "the record type was inferred from the first 1000 records, and does not hold this one: "
+        "--infer-from all infers it from every record"
     )
     assert not out_path.exists()
 
@@ -363,23 +365,48 @@ def test_dump_as_csv_keeps_a_key_first_seen_late(
 
 
 @pytest.mark.parametrize("to", ["parquet", "csv"])
-def test_a_key_first_seen_late_on_stdin_is_refused_naming_it(
+def test_a_key_first_seen_late_on_stdin_is_a_column_too(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, to: str
 ) -> None:
-    path, _, offset = late_key_log(tmp_path)
+    path, records, _ = late_key_log(tmp_path)
     stream = io.BufferedReader(io.BytesIO(path.read_bytes()))
     monkeypatch.setattr(sys, "stdin", types.SimpleNamespace(buffer=stream))
     out_path = tmp_path / f"stdin.{to}"
-    status, out, err = run(capsys, "convert", "-", "--to", to, "-o", str(out_path))
-    assert status == 1
-    assert out == ""
-    assert error_line(err) == (
-        f"error: <stdin>: record 2500 at byte {offset}: map has key 'trace_id', which names no "
-        "field; the columns were inferred from the first 1000 records, stdin being read once: "
-        "give a record type with --type (msgpack-reader schema SOURCE prints one to edit)"
-    )
-    assert not out_path.exists()
-    assert list(tmp_path.iterdir()) == [path]  # no temporary file either
+    status, _, err = run(capsys, "convert", "-", "--to", to, "-o", str(out_path))
+    assert (status, err) == (0, "")
+    if to == "csv":
+        rows = list(csv.DictReader(io.StringIO(out_path.read_text())))
+        assert [r["trace_id"] for r in rows] == [r.get("trace_id", "") for r in records]
+    else:
+        assert pq.read_table(out_path).to_pylist() == [{"trace_id": None, **r} for r in records]
+    assert sorted(tmp_path.iterdir()) == sorted([path, out_path])  # no temporary file left
+
+
+@pytest.mark.parametrize("to", ["parquet", "csv"])
+def test_past_what_is_kept_of_stdin_a_new_key_is_refused_naming_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, to: str
+) -> None:
+    """Of a stream longer than what is kept of it, a later record the types do not hold is
+    an error naming it and --infer-from all; with --infer-from all it is a column."""
+    path, records, offset = late_key_log(tmp_path)
+    monkeypatch.setattr(inferred, "SPOOL_LIMIT", offset // 2)
+    out_path = tmp_path / f"stdin.{to}"
+    for command in [(), ("--infer-from", "all")]:
+        stream = io.BufferedReader(io.BytesIO(path.read_bytes()))
+        monkeypatch.setattr(sys, "stdin", types.SimpleNamespace(buffer=stream))
+        status, out, err = run(capsys, "convert", "-", "--to", to, "-o", str(out_path), *command)
+        if command:
+            assert (status, err) == (0, "")
+            assert out == f"Wrote {len(records)} records to {out_path} ({to})\n"
+            continue
+        assert (status, out) == (1, "")
+        assert error_line(err) == (
+            f"error: <stdin>: record 2500 at byte {offset}: map has key 'trace_id', which names "
+            f"no field; the record type was inferred from the records of the first {offset // 2} "
+            "bytes of a stream, and does not hold this one: --infer-from all infers it from "
+            "every record"
+        )
+        assert not out_path.exists()
 
 
 def test_convert_infers_from_stdin_and_reads_it_whole(
@@ -558,4 +585,4 @@ def test_schema_gives_a_type_per_kind_and_flat_one_for_all(
     status, out, err = run(capsys, "schema", "--flat", str(TAGGED_MAPS))
     assert (status, err) == (0, "")
     assert "Record =" not in out
-    assert "class Record:\n    type: str\n" in out
+    assert "class Record:\n    __forbid_unknown_keys__ = True\n    type: str\n" in out

@@ -147,7 +147,7 @@ def test_zstd_without_zstandard_says_what_to_install(monkeypatch: pytest.MonkeyP
     assert items == []
     assert error.index == 0
     assert "this looks like zstd-compressed data" in error.reason
-    assert "install the 'zstd' extra" in error.reason
+    assert "with its 'zstd' extra" in error.reason
 
 
 def test_a_live_source_is_not_held_back_by_sniffing() -> None:

@@ -66,6 +66,7 @@ def block_pyarrow(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(sys.modules):
         if name == "pyarrow" or name.startswith("pyarrow."):
             monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
     monkeypatch.delitem(sys.modules, "msgpack_reader_py.arrow", raising=False)
 
 
@@ -325,10 +326,37 @@ def test_column_formats_without_pyarrow_are_one_error_line(
     )
     stdout, err = capsys.readouterr()
     assert stdout == ""
-    line = error_line(err)
-    assert line.startswith(f"error: --to {to}: ")
-    assert "pyarrow" in line
-    assert "install the 'arrow' extra" in line
+    assert error_line(err) == (
+        f"error: --to {to} needs pyarrow, which is not installed: pip install pyarrow (or "
+        "install msgpack-reader-py with its 'arrow' extra)"
+    )
+    assert_directory_holds(tmp_path, set())
+
+
+@pytest.mark.parametrize("command", ["dump", "count", "convert"])
+def test_where_without_its_extra_names_every_package_it_needs_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    reference_path: Path,
+    command: str,
+) -> None:
+    """Not pyarrow first, then duckdb once pyarrow is there: both, in a form that works however
+    the package was installed."""
+    block_pyarrow(monkeypatch)
+    for name in [n for n in sys.modules if n.partition(".")[0] == "duckdb"]:
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.setitem(sys.modules, "duckdb", None)
+    argv = [command, str(reference_path), "--where", "id > 1"]
+    if command == "convert":
+        argv += ["--to", "csv", "-o", str(tmp_path / "out.csv")]
+    assert main(argv) == EXIT_DATA_ERROR
+    stdout, err = capsys.readouterr()
+    assert stdout == ""
+    assert error_line(err) == (
+        "error: --where needs duckdb and pyarrow, which are not installed: pip install duckdb "
+        "pyarrow (or install msgpack-reader-py with its 'duckdb' extra)"
+    )
     assert_directory_holds(tmp_path, set())
 
 

@@ -154,7 +154,7 @@ def test_progress_always_without_tqdm_is_one_error_line(
     line = error_line(err)
     assert line.startswith("error: --progress")
     assert "tqdm" in line
-    assert "install the 'arrow' extra" in line
+    assert "with its 'arrow' extra" in line
     assert_directory_holds(tmp_path, set())
 
 

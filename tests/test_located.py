@@ -76,7 +76,7 @@ def test_skip_mode_passes_over_a_timestamp_past_year_9999() -> None:
     assert reader.skipped == 1
 
 
-def refusing(code: int, data: memoryview) -> Any:
+def refusing(code: int, data: bytes) -> Any:
     raise KeyError(code)
 
 

@@ -25,7 +25,6 @@ from msgpack_reader_py import (
 )
 from msgpack_reader_py.arrow import read_table
 from msgpack_reader_py.convert import convert
-from msgpack_reader_py.infer import InferenceError
 from msgpack_reader_py.options import ReadOptions
 from msgpack_reader_py.polars import _Scan, polars_schema, read_msgpack, scan_msgpack
 
@@ -179,11 +178,15 @@ def test_untyped_records_get_the_columns_convert_gives_parquet(tmp_path: Path) -
     assert frame["late"].to_list() == [None, True]
 
 
-def test_untyped_values_that_do_not_mix_are_refused(tmp_path: Path) -> None:
+def test_untyped_values_that_do_not_mix_are_a_json_column_polars_queries(tmp_path: Path) -> None:
     path = tmp_path / "mixed.msgpack"
-    path.write_bytes(msgpack.packb({"v": 1}) + msgpack.packb({"v": "one"}))
-    with pytest.raises(InferenceError, match="Polars column"):
-        scan_msgpack(path)
+    path.write_bytes(msgpack.packb({"v": 1, "n": 1}) + msgpack.packb({"v": {"k": "one"}, "n": 2}))
+    scan = scan_msgpack(path)
+    assert scan.collect_schema()["v"] == pl.Extension("arrow.json", pl.String(), "")
+    text = pl.col("v").ext.storage()
+    assert scan.select(text).collect()["v"].to_list() == ["1", '{"k":"one"}']
+    found = scan.filter(text.str.json_path_match("$.k") == "one").select("n").collect()
+    assert found["n"].to_list() == [2]
 
 
 def test_infer_from_the_first_records_then_refuse_a_misfit(tmp_path: Path) -> None:

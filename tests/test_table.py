@@ -72,11 +72,11 @@ def test_a_new_field_or_a_wider_cell_brings_a_header() -> None:
 
 def test_untyped_values() -> None:
     assert table([[1, "x"], {1: [2]}, "text", None]) == [
-        "0  1    value",
-        "-  ---  -----",
-        "1  x",
-        "   [2]",  # a map keyed 1: the column "1"
-        "        text",
+        "f0  f1  1    value",
+        "--  --  ---  -----",
+        " 1  x",
+        "        [2]",  # a map keyed 1: the column "1"
+        "             text",
         "",
     ]
 

@@ -14,12 +14,13 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal, NoReturn
 
+from .._extras import MissingExtraError, require
 from .._progress import MODES, Mode, ProgressUnavailable, Update, progress_bar
 from ..decoding import record_decoder
 from ..delivery import FORCE
 from ..errors import ReaderError, RecordError, RecordTooLargeError
 from ..ext import fluentd_event_time
-from ..infer import DEFAULT_SAMPLE
+from ..inferred import spool_limit_text
 from ..model import Item
 from ..options import DEFAULT_MAX_RECORD_SIZE, DEFAULT_READ_SIZE, ReadOptions
 from ..parallel import worker_count
@@ -187,16 +188,31 @@ def reader_options(sub: argparse.ArgumentParser, default_type: str | None) -> No
     )
 
 
+def infer_from(text: str) -> int | Literal["all"]:
+    """``--infer-from``'s value: a positive integer, or ``all``."""
+    if text == "all":
+        return "all"
+    try:
+        return positive_int(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive integer or all, got {text!r}"
+        ) from None
+
+
 def infer_option(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--infer-from",
-        type=positive_int,
+        type=infer_from,
         default=None,
-        metavar="N",
-        help="infer the record type from the first N records only; a later record that does "
-        "not fit it is an error (default: every record: inferred from the first "
-        f"{DEFAULT_SAMPLE}, then checked against the rest of each file and widened by any that "
-        f"does not fit; stdin, read once, from its first {DEFAULT_SAMPLE})",
+        metavar="N|all",
+        help="which records the record type is inferred from: N, the first N only (a later "
+        "record that does not fit it is an error naming it); all, every record, stdin kept "
+        "whole in a temporary file (default: every record of each file; of stdin, which is "
+        f"read once, the records of its first {spool_limit_text()}, kept in a "
+        "temporary file, and a later record that does not fit is an error naming it). "
+        "Nothing is ever dropped: the types refuse any key, element or value they do not "
+        "hold",
     )
     command.add_argument(
         "--flat",
@@ -209,11 +225,7 @@ def infer_option(command: argparse.ArgumentParser) -> None:
 
 def inference(args: argparse.Namespace) -> dict[str, Any]:
     """What ``--infer-from`` and ``--flat`` ask of an inference."""
-    return {
-        "sample": args.infer_from,
-        "whole": args.infer_from is None,
-        "kinds": not args.flat,
-    }
+    return {"infer_from": args.infer_from, "kinds": not args.flat}
 
 
 def follow_option(command: argparse.ArgumentParser, on_ctrl_c: str) -> None:
@@ -288,6 +300,7 @@ def data_error(name: str, exc: ReaderError, hint: str = "") -> Failure:
 def for_the_command_line(exc: ReaderError, source: str | None) -> ReaderError:
     """``exc`` naming ``source``, and the flag where the library's message names its keyword."""
     reason = exc.reason.replace(FORCE, "--force").replace("decompress=False", "--no-decompress")
+    reason = reason.replace("infer_from='all'", "--infer-from all")
     if isinstance(exc, RecordTooLargeError):
         reason = reason.replace("max_record_size", "--max-record-size")
     return type(exc)(reason, index=exc.index, offset=exc.offset, source=source)
@@ -413,6 +426,20 @@ def read_options(args: argparse.Namespace) -> ReadOptions:
         decompress=not args.no_decompress,
         follow=getattr(args, "follow", False),
     )
+
+
+_NEEDS = {"arrow": ("pyarrow",), "duckdb": ("duckdb", "pyarrow")}
+"""What the command line's features of an extra import (the rest of it, tqdm and pandas,
+only lends them a progress bar and DataFrames)."""
+
+
+def require_extra(feature: str, extra: str) -> None:
+    """Fail at once, naming every package ``feature`` (of the ``extra`` extra) needs that is
+    not installed."""
+    try:
+        require(feature, extra, *_NEEDS[extra])
+    except MissingExtraError as exc:
+        raise Failure(str(exc)) from None
 
 
 GIVE_A_TYPE = "give a record type with --type (msgpack-reader schema SOURCE prints one to edit)"

@@ -10,15 +10,12 @@ import dataclasses
 import sys
 from typing import Any
 
-from .._extras import MissingExtraError
 from .._progress import Mode
 from ..atomic import replacing
-from ..errors import ReaderError, RecordError
-from ..infer import DEFAULT_SAMPLE, InferenceError
+from ..infer import InferenceError
 from ..seek import count_records
-from ..sources import Source
+from ..sources import Source, Spooled
 from ..writers import (
-    COLUMNAR,
     COMPRESSIONS,
     DEFAULT_COMPRESSION,
     FORMATS,
@@ -45,6 +42,7 @@ from ._common import (
     progress_option,
     read_options,
     reader_options,
+    require_extra,
     size_of,
     sources_of,
     split_or_note,
@@ -225,31 +223,26 @@ def _run_tail(args: argparse.Namespace) -> int:
         # Which records match is known only by reading them: one pass, keeping the last N.
         _convert(args, _format(args), STDIO, None, last=args.lines)
         return 0
-    with contextlib.ExitStack() as stack:
-        sources: list[tuple[str, Source]] = []
-        for name, target in sources_of(args.sources):
-            if name == "<stdin>":
-                # Read once, a pipe is kept to be read twice: counted, then from its tail on.
-                import shutil
-                import tempfile
-
-                spool = stack.enter_context(tempfile.TemporaryFile())
-                with phrased(name):
-                    shutil.copyfileobj(sys.stdin.buffer, spool)
-                spool.seek(0)
-                target = spool
-            sources.append((name, target))
-        options = dataclasses.replace(read_options(args), on_error="raise")
-        total = 0
-        for name, target in sources:
+    sources: list[tuple[str, Source]] = []
+    for name, target in sources_of(args.sources):
+        if name == "<stdin>":
+            # Read once, a pipe is kept to be read twice: counted, then from its tail on.
             with phrased(name):
-                total += count_records(target, force=args.force, options=options)
-            if hasattr(target, "seek"):
-                target.seek(0)
-        _convert(
-            args, _format(args), STDIO, None, start=max(total - args.lines, 0), sources=sources
-        )
+                target = Spooled(target)
+        sources.append((name, target))
+    options = dataclasses.replace(read_options(args), on_error="raise")
+    total = 0
+    for name, target in sources:
+        with phrased(name):
+            total += count_records(_from_start(target), force=args.force, options=options)
+    again = [(name, _from_start(target)) for name, target in sources]
+    _convert(args, _format(args), STDIO, None, start=max(total - args.lines, 0), sources=again)
     return 0
+
+
+def _from_start(target: Source) -> Source:
+    """``target`` to be read from its start: a kept stream's bytes, read again."""
+    return target.head() if isinstance(target, Spooled) else target
 
 
 def _run_convert(args: argparse.Namespace) -> int:
@@ -276,6 +269,11 @@ def _convert(
     from ..convert import convert
     from ..query import QueryError, parse_select
 
+    # What the command needs of the extras, said at once and whole, before anything is read.
+    if args.where is not None or args.select is not None:
+        require_extra("--where" if args.where is not None else "--select", "duckdb")
+    elif to in ("parquet", "arrow"):
+        require_extra(f"--to {to}", "arrow")
     typed = typing_of(args)
     sources = sources_of(args.sources) if sources is None else sources
     workers: int = getattr(args, "jobs", 1)
@@ -288,25 +286,13 @@ def _convert(
     total = None if None in sizes else sum(size or 0 for size in sizes)
     to_stdout = output == STDIO
     if typed.record_type is not None and to in ("parquet", "arrow"):
-        _check_columns(typed.name, typed.record_type, to)
-
-    def hint(exc: ReaderError) -> str:
-        inferred = to in COLUMNAR or args.select is not None or args.where is not None
-        if typed.record_type is None and inferred and isinstance(exc, RecordError):
-            if args.infer_from is not None:
-                which = f"the first {args.infer_from} records"
-            elif STDIO in args.sources:
-                which = f"the first {DEFAULT_SAMPLE} records, stdin being read once"
-            else:
-                which = "every record when it was read before"  # the file changed since
-            return f"; the columns were inferred from {which}: {GIVE_A_TYPE}"
-        return typed.hint(exc)
+        _check_columns(typed.name, typed.record_type)
 
     mode: Mode = getattr(args, "progress", "never")
     with progress_of(mode, label, total, unit="bytes") as progress:
         try:
             with (
-                phrased(label, hint),
+                phrased(label, typed.hint),
                 contextlib.nullcontext(sys.stdout.buffer)
                 if to_stdout
                 else replacing(output) as out,
@@ -336,9 +322,6 @@ def _convert(
                 skips.report(result.records, names)
                 if to_stdout:
                     flush_stdout()
-        except MissingExtraError as exc:
-            flag = "--where/--select" if exc.name == "duckdb" else f"--to {to}"
-            raise Failure(f"{flag}: {exc}") from exc
         except QueryError as exc:
             raise UsageFailure(f"--{exc}") from None
         except InferenceError as exc:
@@ -358,13 +341,11 @@ def _check_output(args: argparse.Namespace) -> None:
         raise UsageFailure(f"--compression {args.compression}: {exc}") from None
 
 
-def _check_columns(name: str, record_type: Any, to: OutputFormat) -> None:
+def _check_columns(name: str, record_type: Any) -> None:
     """Refuse a record type with fields Arrow has no column type for, as a usage error."""
-    try:
-        from ..arrow import arrow_schema
+    from ..arrow import arrow_schema  # installed: require_extra said so
 
+    try:
         arrow_schema(record_type)
-    except MissingExtraError as exc:
-        raise Failure(f"--to {to}: {exc}") from exc
     except TypeError as exc:
         raise UsageFailure(f"--type {name}: {exc}") from None

@@ -326,7 +326,7 @@ def _inspect(
     with phrased(name, lambda _exc: failed[0] if failed else ""):
         origin = _origin_at(load_index(target), at) if at is not None else None
         if origin is None:
-            origin = origin_for(target, args.skip, options)
+            origin = origin_for(target, args.skip, options, refuse_foreign=not args.force)
         framing = Framing(target, options, origin, refuse_foreign=not args.force)
         kept = _Kept(framing.chunks)
         # Framing's own loop (errors named, foreign input refused), over a framer that reads

@@ -7,8 +7,11 @@ import argparse
 import sys
 from typing import Any
 
-from ..infer import InferenceError
-from ..inferred import infer_sources
+from ..errors import RecordError
+from ..infer import InferenceError, Inferred
+from ..inferred import infer_sources, unseen
+from ..options import ReadOptions
+from ..streaming_reader import StreamingReader
 from ._common import (
     Failure,
     command,
@@ -52,19 +55,42 @@ def _run_schema(args: argparse.Namespace) -> int:
     label = names[0] if len(sources) == 1 else ", ".join(names)
     try:
         with phrased(label):
-            _, schema = infer_sources(
+            again, schema = infer_sources(
                 [target for _, target in sources],
                 force=args.force,
                 options=read_options(args),
                 **inference(args),
             )
+            if schema.error is not None:
+                # Broken data ended the records the type was inferred from: it is no type of
+                # the stream, and the stream's error is what to say.
+                raise schema.error
+            if not schema.every and args.infer_from is None:
+                # Of a stream longer than what is kept of it, the rest is read once: checked,
+                # so that no type is printed that a later record does not fit.
+                schema.checked = _rest_checked(again, schema, read_options(args))
+                schema.every = True
     except InferenceError as exc:
         raise Failure(f"{label}: cannot infer a record type: {exc}") from exc
-    if schema.checked is not None:
+    if schema.checked is not None and schema.every:
         note = f" from the {schema.checked} records of {label}"
     else:
-        note = f" from the first {schema.records} records of {label}"
+        note = f" from the first {schema.checked or schema.records} records of {label}"
     if args.fluentd:
         note += " (read it with --fluentd)"
     sys.stdout.write(schema.source(args.format, note=note))
     return 0
+
+
+def _rest_checked(sources: list[Any], schema: Inferred, options: ReadOptions) -> int:
+    """How many records ``sources`` hold, each read with ``schema``'s types, checked; a record
+    they do not fit raises its error, saying how to infer the type from every record."""
+    checked_type = schema.record_type("struct", checked=True)
+    count = 0
+    for source in sources:
+        with StreamingReader(source, checked_type, options=options) as reader:
+            try:
+                count += sum(1 for _ in reader)
+            except RecordError as exc:
+                raise exc.amended(unseen(None)) from exc
+    return count

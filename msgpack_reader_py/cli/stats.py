@@ -37,7 +37,7 @@ def add(commands: Any) -> None:
         "summarise every field: counts, types, ranges, common values",
         "Read the records of every SOURCE (as one stream, untyped unless --type says "
         "otherwise) and print, for each field, nested paths included (a map's keys as "
-        "a.b, an array-shaped record's values as [0], [1], ...), how many records hold it "
+        "a.b, an array-shaped record's values as f0, f1, ...), how many records hold it "
         "(count) and how many do not (missing), its nulls, the types of its values, their "
         "min and max (of numbers, strings or timestamps: none for a field mixing them), the "
         "mean of its numbers, how many distinct values it has (exact up to 1024, then "

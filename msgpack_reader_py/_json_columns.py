@@ -1,0 +1,94 @@
+"""Columns of JSON text: where a field's values have no Arrow type of their own (``Any``, a
+union of a record and a scalar, ...), its column holds each value's JSON text, as Arrow's JSON
+extension type where pyarrow has it.
+
+pyarrow builds no extension type from Python values inside another type, and some of its
+functions take none (an empty table, a count of distinct values): each such place goes
+through the type's storage, ``string``, here. Needs pyarrow; imported only where Arrow is.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+import pyarrow as pa
+
+__all__ = ["JSON", "empty_table", "is_json", "parsed", "storage", "storage_type"]
+
+JSON: pa.DataType = pa.json_(pa.string()) if hasattr(pa, "json_") else pa.string()
+"""The column type of a field whose values have no Arrow type of their own: their JSON text,
+as Arrow's JSON extension type where pyarrow has it (19 and later; Parquet keeps it, DuckDB
+reads it as its ``JSON``), else ``string``."""
+
+
+def is_json(arrow_type: pa.DataType) -> bool:
+    """Whether ``arrow_type`` is Arrow's JSON extension type."""
+    return isinstance(arrow_type, pa.BaseExtensionType) and (
+        arrow_type.extension_name == "arrow.json"
+    )
+
+
+def storage_type(arrow_type: pa.DataType) -> pa.DataType:
+    """``arrow_type`` with every extension type in it its storage (JSON: ``string``)."""
+    nested: Any = arrow_type
+    if isinstance(arrow_type, pa.BaseExtensionType):
+        return storage_type(nested.storage_type)
+    if pa.types.is_struct(arrow_type):
+        return pa.struct([_stored(nested.field(i)) for i in range(nested.num_fields)])
+    if pa.types.is_list(arrow_type):
+        return pa.list_(_stored(nested.value_field))
+    if pa.types.is_map(arrow_type):
+        item: Any = _stored(nested.item_field)
+        return pa.map_(nested.key_type, item)
+    return arrow_type
+
+
+def _stored(field: pa.Field[Any]) -> pa.Field[Any]:
+    return field.with_type(storage_type(field.type))
+
+
+def storage(column: pa.ChunkedArray[Any]) -> pa.ChunkedArray[Any]:
+    """A column of JSON text as its text (a column of any other type as it is)."""
+    if not isinstance(column.type, pa.BaseExtensionType):
+        return column
+    chunks: Any = column.chunks
+    stored: pa.ChunkedArray[Any] = pa.chunked_array(
+        [chunk.storage for chunk in chunks], typing.cast(Any, column.type.storage_type)
+    )
+    return stored
+
+
+def empty_table(schema: pa.Schema) -> pa.Table:
+    """A table of ``schema`` with no rows (``Schema.empty_table`` refuses an extension type
+    inside another type)."""
+    arrays = [pa.array([], storage_type(f.type)).cast(f.type) for f in schema]
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def parsed(arrow_type: pa.DataType) -> Callable[[Any], Any] | None:
+    """What turns a value of ``arrow_type`` as pyarrow gives it back into the value it holds,
+    every JSON text in it parsed, so that JSON Lines and a CSV cell hold the value, as a
+    typed record's would, not its text; ``None``: nothing to parse."""
+    nested: Any = arrow_type
+    if is_json(arrow_type):
+        return lambda text: None if text is None else msgspec.json.decode(text)
+    if pa.types.is_struct(arrow_type):
+        children = [(f.name, parsed(f.type)) for f in nested]
+        wanted = [(name, parse) for name, parse in children if parse is not None]
+        if not wanted:
+            return None
+        return lambda row: None if row is None else {**row, **{n: p(row[n]) for n, p in wanted}}
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        item = parsed(nested.value_type)
+        if item is None:
+            return None
+        return lambda items: None if items is None else [*map(item, items)]
+    if pa.types.is_map(arrow_type):
+        value = parsed(nested.item_type)
+        if value is None:
+            return None
+        return lambda pairs: None if pairs is None else {k: value(v) for k, v in pairs.items()}
+    return None
