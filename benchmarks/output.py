@@ -11,8 +11,9 @@ does with it, output to ``/dev/null`` (the output's own medium is not measured):
 - ``dump_items``: ``dump --type item``: Items, checked, as JSON Lines;
 - ``dump_items_csv``: ``dump --type item --format csv``;
 - ``convert_parquet_items``: ``convert --type item --to parquet``;
-- ``convert_parquet_inferred``: ``convert --to parquet`` of a stream (stdin): columns inferred
-  from its first 1000 records, kept and read again, every record checked, into Parquet;
+- ``convert_parquet_inferred``: ``convert --to parquet`` of a stream (stdin): kept in a
+  temporary file as it is read, columns inferred from every record as a file's are, then read
+  again into Parquet;
 - ``convert_parquet_inferred_whole``: ``convert --to parquet`` of a file: columns inferred from
   its first 100 records, checked against every record (widened by any that does not fit), then
   every record read again into Parquet. Its target: at most 1.5x ``convert_parquet_items``, the

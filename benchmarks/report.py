@@ -438,8 +438,8 @@ OUTPUT = {  # benchmarks/output.py: workload -> the command it stands for
     "dump_items": "`dump --type item` (Items, checked, JSON Lines)",
     "dump_items_csv": "`dump --type item --format csv`",
     "convert_parquet_items": "`convert --type item --to parquet`",
-    "convert_parquet_inferred": "`convert - --to parquet` (stdin: columns inferred from its "
-    "first 1000 records)",
+    "convert_parquet_inferred": "`convert - --to parquet` (stdin, kept in a temporary file: "
+    "columns inferred from every record)",
     "convert_parquet_inferred_whole": "`convert FILE --to parquet` (columns inferred from every "
     "record: 100, then a check of the rest)",
 }

@@ -128,9 +128,9 @@ def add(commands: Any) -> None:
         "Ctrl-C) nothing is left under its name and a file already there is untouched. "
         "Parquet and Arrow need the 'arrow' extra. Without --type, records are read untyped: "
         "JSON Lines takes them as they are; for Parquet, Arrow and CSV a record type is "
-        "inferred from every record of each file (see schema), so no value is dropped; stdin, "
-        "read once, from its first records, and a later record with a key or a type they never "
-        "showed is an error naming it.",
+        "inferred from every record (see schema and --infer-from), so no value is dropped: a "
+        "field whose values have no one type is a column of their JSON text, and a record the "
+        "type does not hold is an error naming it, never a row written short.",
     )
     reader_options(conv, "any")
     conv.add_argument("--to", required=True, choices=FORMATS, help="the output format (required)")

@@ -30,10 +30,12 @@ def add(commands: Any) -> None:
         commands,
         "schema",
         "print a record type for a stream's records",
-        "Infer a record type from every record of the SOURCEs (a file: its first records, then "
-        "a check of the rest, widened by any record that does not fit; stdin: its first "
-        "records) and print it as Python source: a dataclass named Record, with a class of its "
-        "own for each nested record; records of several kinds, told apart by a tag such as "
+        "Infer a record type from every record of the SOURCEs (the first records, then a "
+        "check of every record, the type widened by any that does not fit; stdin is kept in a "
+        "temporary file to be read again, see --infer-from) and print it as Python source: "
+        "each class refuses a map key it does not name, so that no value is ever read past; "
+        "broken data is an error, as for every command. A dataclass named Record, with a "
+        "class of its own for each nested record; records of several kinds, told apart by a tag such as "
         "type, get a class each, and Record is their union. Save it to a file and read the "
         "stream with it, checked: --type FILE.py:Record. Map keys become fields; arrays become "
         "fields f0, f1, ...",
