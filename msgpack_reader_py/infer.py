@@ -391,8 +391,12 @@ def infer(records: Iterable[Any], *, kinds: bool = True) -> Inferred:
         raise InferenceError(
             f"records must all be maps or all be arrays to infer their fields; found {found}"
         )
-    builder = _Builder()
     arrays = shapes == {"array"}
+    if not (max(top.lengths) if arrays else top.fields):
+        raise InferenceError(
+            f"every record is an empty {'array' if arrays else 'map'}: no field to infer"
+        )
+    builder = _Builder()
     # An array's tag is its first value: as a map, the records are keyed f0, f1, ...
     keyed = [{f"f{i}": v for i, v in enumerate(r)} for r in seen] if arrays else seen
     tag = _tag_key(keyed, only="f0" if arrays else None) if kinds else None

@@ -140,6 +140,12 @@ def test_records_must_all_be_maps_or_all_arrays() -> None:
         infer([1, 2])
     with pytest.raises(InferenceError, match="no records"):
         infer([])
+    # Records with nothing in them: no field to type, never a class that would read none.
+    with pytest.raises(InferenceError, match="every record is an empty map: no field to infer"):
+        infer([{}, {}])
+    with pytest.raises(InferenceError, match="every record is an empty array"):
+        infer([[], []])
+    assert "    a: int | None = None\n" in infer([{}, {"a": 1}]).source()
 
 
 def test_infer_sources_replays_a_stream_it_sampled() -> None:
