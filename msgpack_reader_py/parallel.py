@@ -3,8 +3,10 @@ and how its start is proved): the ranges handed out a few at a time, each piece 
 order as it comes back, a wrong guess read again in this process; and a reader's view of it.
 
 Worker processes are forked where that is safe (Linux, one thread), started by a fork server
-where threads run, and by the platform's default elsewhere. Arrow columns come back through
-files in memory (``/dev/shm``), mapped rather than copied through a pipe.
+where threads run, and by the platform's default elsewhere. A forked worker has every class
+its reader has; one started afresh receives the record type as :mod:`.shipping` sends it (by
+value where it cannot import it: a type defined in a notebook or a script). Arrow columns come
+back through files in memory (``/dev/shm``), mapped rather than copied through a pipe.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ from .ranges import (
     read_range,
     splittable,
 )
+from .record_type import type_label
+from .shipping import Shipped
 
 __all__ = ["RangedRead", "read_ranges", "split", "worker_count"]
 
@@ -112,8 +116,11 @@ def _parallel(
                 )
                 arguments = (record_type, options, job.spooled(spool))
             context = _context()
-            if context.get_start_method() == "fork":
+            forked = context.get_start_method() == "fork"
+            if forked:
                 _prepared(arguments)
+            shipped = Shipped(arguments, type_label(record_type), by_value=not forked)
+            shipped.payload  # noqa: B018 - a type that cannot be sent fails here, in one line
             executor = concurrent.futures.ProcessPoolExecutor(
                 workers, mp_context=context, initializer=_worker_started
             )
@@ -125,9 +132,9 @@ def _parallel(
             # (which every process that imports them has) are made safe by their own fork
             # handlers.
             warnings.filterwarnings("ignore", _FORK_WARNING, DeprecationWarning)
-            with _signals_held():
+            with _starting(forked):
                 pending = deque(
-                    executor.submit(read_range, source, r, *arguments)
+                    executor.submit(_read_in_worker, source, r, shipped)
                     for r in itertools.islice(todo, 2 * workers)
                 )
 
@@ -142,8 +149,10 @@ def _parallel(
                         "or out of memory?): read it on fewer processes"
                     ) from exc
                 for byte_range in itertools.islice(todo, 1):
-                    with _signals_held():  # a submission may start a worker again
-                        pending.append(executor.submit(read_range, source, byte_range, *arguments))
+                    with _starting(forked):  # a submission may start a worker again
+                        pending.append(
+                            executor.submit(_read_in_worker, source, byte_range, shipped)
+                        )
                 yield piece
 
         yield from _proved(results(), source, arguments, stats)
@@ -158,6 +167,11 @@ def _parallel(
 
 _MEMORY = "/dev/shm"
 _FORK_WARNING = r"This process \(pid=\d+\) is multi-threaded, use of fork\(\) may lead to deadlocks"
+
+
+def _read_in_worker(source: FileSource, byte_range: ByteRange, shipped: Shipped) -> Piece:
+    """A range read by a worker (:func:`read_range`), its arguments as they were sent."""
+    return read_range(source, byte_range, *shipped.value)
 
 
 def _worker_started() -> None:
@@ -227,6 +241,31 @@ def _signals_held() -> Iterator[None]:
             signal.signal(signum, signal.SIG_DFL if handler is None else handler)
         if noted:
             signal.raise_signal(noted[0])
+
+
+@contextmanager
+def _starting(forked: bool) -> Iterator[None]:
+    """Around a submission, which may start a worker: the stopping signals held
+    (:func:`_signals_held`), and, for a worker started afresh, a ``__main__`` it cannot run
+    hidden from it.
+
+    A worker started afresh runs its reader's ``__main__.__file__`` again, as a script; read
+    from standard input (``python -``) that is ``"<stdin>"``, and the worker would fail to
+    find it and die. It needs nothing from there: what the reader defines in ``__main__``
+    travels by value (:mod:`.shipping`). So a ``__file__`` that names no file is taken away
+    while a worker may start, and put back."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    named = getattr(getattr(main, "__spec__", None), "name", None)
+    hidden = not forked and isinstance(path, str) and named is None and not os.path.isfile(path)
+    with _signals_held():
+        if hidden:
+            del main.__file__  # type: ignore[union-attr]
+        try:
+            yield
+        finally:
+            if hidden:
+                main.__file__ = path  # type: ignore[union-attr]
 
 
 def _prepared(arguments: RangeArguments) -> None:
