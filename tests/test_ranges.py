@@ -30,6 +30,7 @@ from msgpack_reader_py.ranges import (
     Records,
     default_blocksize,
     plan_ranges,
+    read_range,
     splittable,
 )
 from tests.helpers import examples, item_values, packed
@@ -259,18 +260,27 @@ def test_a_file_in_processes_is_the_same_with_its_error(tmp_path: Path) -> None:
     assert stats.ranges == -(-len(data) // 200)
 
 
-def _killed(*arguments: Any) -> Any:
-    """A worker that dies as one the system kills for memory does."""
-    os.kill(os.getpid(), signal.SIGKILL)
+_READ_RANGE = read_range
 
 
-def test_a_worker_killed_is_one_error_saying_so(
+def _killed_in_range_3(source: Any, byte_range: ByteRange, *arguments: Any) -> Any:
+    """A worker that dies, as one the system kills for memory does, reading range 3."""
+    if byte_range.number == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return _READ_RANGE(source, byte_range, *arguments)
+
+
+def test_a_worker_killed_is_one_error_naming_its_range(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = write(tmp_path, ITEM_BYTES)
-    monkeypatch.setattr(parallel, "read_range", _killed)
-    with pytest.raises(ChildProcessError, match=r"worker process .* ended abruptly") as info:
+    monkeypatch.setattr(parallel, "read_range", _killed_in_range_3)
+    with pytest.raises(ChildProcessError) as info:
         list(read_ranges(path, Item, Records(), options=ReadOptions(), workers=2, blocksize=64))
+    assert str(info.value) == (
+        f"a worker process reading bytes 192 to 256 of {path} ended abruptly (killed, or out "
+        "of memory?): read it on fewer processes"
+    )
     assert isinstance(info.value.__cause__, BrokenProcessPool)
 
 
