@@ -142,21 +142,33 @@ def _parallel(
                     for r in itertools.islice(todo, 2 * workers)
                 )
 
+        def died() -> ChildProcessError:
+            # Not the data's fault: a worker killed (by a user, or for memory). Once the pool
+            # is down, what the one that died was reading is known.
+            executor.shutdown(wait=True, cancel_futures=True)
+            return ChildProcessError(reading.died(ranges, source))
+
+        def refused(byte_range: ByteRange) -> BaseException | None:
+            """``byte_range`` submitted; the pool's refusal where it broke meanwhile."""
+            try:
+                with _starting(forked):  # a submission may start a worker again
+                    pending.append(executor.submit(_read_in_worker, source, byte_range, shipped))
+            except concurrent.futures.process.BrokenProcessPool as exc:
+                return exc
+            return None
+
         def results() -> Iterator[Piece]:
+            broken = None  # raised once the ranges before it are out, as far as they were read
             while pending:
                 try:
                     piece = pending.popleft().result()
                 except concurrent.futures.process.BrokenProcessPool as exc:
-                    # Not the data's fault: a worker killed (by a user, or for memory). Once
-                    # the pool is down, what the one that died was reading is known.
-                    executor.shutdown(wait=True, cancel_futures=True)
-                    raise ChildProcessError(reading.died(ranges, source)) from exc
-                for byte_range in itertools.islice(todo, 1):
-                    with _starting(forked):  # a submission may start a worker again
-                        pending.append(
-                            executor.submit(_read_in_worker, source, byte_range, shipped)
-                        )
+                    raise died() from exc
+                for byte_range in itertools.islice(todo, 0 if broken else 1):
+                    broken = refused(byte_range)
                 yield piece
+            if broken is not None:
+                raise died() from broken
 
         yield from _proved(results(), source, arguments, stats)
     finally:
