@@ -266,9 +266,9 @@ behind, to be worked out again where the class arrives."""
 
 
 def _travelling(cls: type, attributes: dict[str, Any]) -> dict[str, Any]:
-    """A class's attributes as they travel: no caches, no :func:`_reduce_by_key` of a copy,
-    and annotations written as strings (``from __future__ import annotations``) resolved
-    here, where the names they use exist."""
+    """A class's attributes as they travel: no caches, no :func:`_reduce_by_key` (which
+    this module gave it), and annotations written as strings (``from __future__ import
+    annotations``) resolved here, where the names they use exist."""
     kept = {
         name: value
         for name, value in attributes.items()
