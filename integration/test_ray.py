@@ -36,6 +36,7 @@ from msgpack_reader_py.ray import _read, _settle, _whole, _whole_task, read_msgp
 from tests.encoders import DATA as DATA_DIR
 from tests.encoders import EVENT_FILES, Event, expected_events
 from tests.helpers import zstd_frames
+from tests.user_code import TYPES, run_user_code
 
 ITEMS = list(get_iter(600, seed=11))
 DATA = pack_items(ITEMS)
@@ -297,7 +298,7 @@ def test_a_file_that_cannot_be_read_fails_no_task(cluster: None, directory: Path
     job = ArrowPieces.of(None)
     # num_returns=2: a ref per returned value, which Ray's annotations cannot say.
     refs = typing.cast(
-        "list[typing.Any]", _whole_task.remote(str(missing), Item, ReadOptions(), job)
+        "list[typing.Any]", _whole_task.remote(str(missing), (Item, ReadOptions(), job))
     )
     table, outcome = ray.get(refs)
     assert table.num_rows == 0
@@ -361,7 +362,7 @@ def test_the_tasks_in_this_process_settle_a_wrong_guess(directory: Path) -> None
 
 def test_the_whole_file_task_keeps_the_rows_before_its_error(directory: Path) -> None:
     path = str(corrupt(directory, 5))
-    table, outcome = _whole(path, Item, ReadOptions(), ArrowPieces.of(["id"]))
+    table, outcome = _whole(path, (Item, ReadOptions(), ArrowPieces.of(["id"])))
     assert table.column("id").to_pylist() == [item.id for item in ITEMS[:5]]
     assert isinstance(outcome.error, RecordError)
     assert (outcome.error.index, outcome.table) == (5, None)
@@ -374,3 +375,36 @@ def test_every_encoder_s_nested_events_in_ranges(cluster: None) -> None:
     got = table_of(read_msgpack(paths, Event, blocksize=500))
     assert got.equals(pa.concat_tables(read_table(path, Event) for path in paths))
     assert got.column("id").to_pylist() == [e.id for e in expected_events()] * len(paths)
+
+
+NOTEBOOK = """
+import pyarrow as pa
+import ray
+import ray.data
+
+from msgpack_reader_py.arrow import read_table
+from msgpack_reader_py.ray import read_msgpack
+
+events = write("events.msgpack", EVENTS)
+messages = write("messages.msgpack", [e.message for e in EVENTS])
+broken = write("broken.msgpack", BROKEN)
+expected = read_table(events, Event)  # every type used here before it is sent
+union = read_table(messages, Ping | Pong)
+refused = error_of(lambda: read_table(broken, Event))
+ray.init(address=sys.argv[2], log_to_driver=False, configure_logging=False)
+ray.data.DataContext.get_current().enable_progress_bars = False
+for _ in range(2):  # the same types again
+    for path, record_type, table in ((events, Event, expected), (messages, Ping | Pong, union)):
+        dataset = read_msgpack(str(path), record_type, blocksize=4 * BLOCKSIZE)
+        got = pa.concat_tables(ray.get(dataset.to_arrow_refs()))
+        assert dataset.num_blocks() > 1 and got.equals(table)
+    assert error_of(lambda: read_msgpack(str(broken), Event, blocksize=4 * BLOCKSIZE)) == refused
+print("ray")
+"""
+
+
+def test_types_from_a_notebook(cluster: None, tmp_path: Path) -> None:
+    # No file to run again, a thread running: as a notebook's kernel, a second driver of the
+    # module's Ray.
+    address = ray.get_runtime_context().gcs_address
+    assert run_user_code(TYPES + NOTEBOOK, "-c", tmp_path, address).split() == ["ray"]

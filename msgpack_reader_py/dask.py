@@ -14,6 +14,11 @@ first record proved by a chain of small tasks, :mod:`.ranges`: the result is exa
 sequential one); a bad record fails the computation with the reader's error, its
 :attr:`~.ReaderError.source` set to the file's name (a path, or a URL off the local
 filesystem).
+
+The record type travels to the workers as :mod:`~msgpack_reader_py.shipping` sends it: by
+reference where they can import it, by value where they cannot (a type defined in a notebook
+or a script), whichever scheduler runs the graph; and Dask's token of it is the same however
+often it was used.
 """
 
 from __future__ import annotations
@@ -62,6 +67,8 @@ from .ranges import (
     size_of,
     splittable,
 )
+from .record_type import type_label
+from .shipping import Shipped, shipped_values
 from .streaming_reader import StreamingReader
 
 if TYPE_CHECKING:
@@ -146,7 +153,7 @@ def _read(file: OpenFile, byte_range: ByteRange, *arguments: Any) -> Piece:
     """One range's piece (:func:`~.ranges.read_range`), read by a task of this module's: a
     worker that unpickles it imports this module, and with it :func:`_piece_size`, before it
     weighs what the task returns."""
-    return read_range(file, byte_range, *arguments)
+    return read_range(file, byte_range, *shipped_values(arguments))
 
 
 def _piece_size(piece: Piece) -> int:
@@ -161,7 +168,18 @@ sizeof.register(Piece)(_piece_size)
 
 
 def _proof_after(piece: Piece, proof: Proof, file: OpenFile, arguments: RangeArguments) -> Proof:
-    return proof.settle(piece, file, arguments)[1]
+    return proof.settle(piece, file, _arguments(arguments))[1]
+
+
+def _arguments(arguments: RangeArguments) -> RangeArguments:
+    """A range's arguments as a task received them, its record type no longer shipped."""
+    record_type, options, job = shipped_values(arguments)
+    return record_type, options, job
+
+
+def _shipped(record_type: Any) -> Shipped:
+    """``record_type`` as the graph holds it (see the module's docstring)."""
+    return Shipped(record_type, type_label(record_type))
 
 
 def _settled(piece: Piece, proof: Proof, file: OpenFile, arguments: RangeArguments) -> Piece:
@@ -169,7 +187,7 @@ def _settled(piece: Piece, proof: Proof, file: OpenFile, arguments: RangeArgumen
     start where the guess was wrong), its skipped records told and its error raised, naming
     the file. Done in the task that makes the partition of it: a task of its own would hand
     the piece on, and Dask may run the next one on another worker, copying every row."""
-    piece = proof.settle(piece, file, arguments)[0]
+    piece = proof.settle(piece, file, _arguments(arguments))[0]
     note_skipped(_name(file), piece.skipped, piece.errors)
     if piece.error is not None:
         raise piece.error.in_source(_name(file)) from None
@@ -178,6 +196,7 @@ def _settled(piece: Piece, proof: Proof, file: OpenFile, arguments: RangeArgumen
 
 def _records(file: OpenFile, record_type: Any, options: ReadOptions) -> list[Any]:
     """One partition of :func:`read_bag`: the records of one file."""
+    (record_type,) = shipped_values((record_type,))
     with file as stream:
         reader = StreamingReader(stream, record_type, options=options)
         try:
@@ -199,6 +218,7 @@ def _frame(
     ``columns`` is Dask's projection (the columns a computation uses): only those are built
     (:func:`_built`).
     """
+    (record_type,) = shipped_values((record_type,))
     with file as stream:
         try:
             with read_batches(
@@ -290,7 +310,8 @@ class _Frames(PartitionsFiltered, BlockwiseIO):
 
     Its ``columns`` are Dask's projection (the columns a computation uses): Dask sets them
     as it optimizes, and every partition, a file's or a range's, builds only those. A range's
-    partition is made by :class:`_RangeReads`, whose tasks prove where it starts."""
+    partition is made by :class:`_RangeReads`, whose tasks prove where it starts. Its
+    ``record_type`` is :class:`~msgpack_reader_py.shipping.Shipped`."""
 
     # Dask's declarations, as its own expressions make them:
     _parameters = ["parts", "record_type", "options", "columns", "_partitions"]  # noqa: RUF012
@@ -303,7 +324,7 @@ class _Frames(PartitionsFiltered, BlockwiseIO):
 
     @functools.cached_property
     def _meta(self) -> pd.DataFrame:
-        meta = _to_pandas(empty_table(arrow_schema(self.record_type)))
+        meta = _to_pandas(empty_table(arrow_schema(self.record_type.value)))
         columns = _projection(self)
         return meta if columns is None else meta[columns]
 
@@ -347,10 +368,10 @@ class _RangeReads(Expr):
         return "read-msgpack-ranges"
 
     def _layer(self) -> dict[Any, Any]:
-        record_type, columns = self.record_type, _projection(self)
-        built = ArrowPieces.of(_built(record_type, columns))
-        job = _FrameRows(built, built.schema(record_type))
-        arguments: RangeArguments = (record_type, self.options, job)
+        shipped, columns = self.record_type, _projection(self)
+        built = ArrowPieces.of(_built(shipped.value, columns))
+        job = _FrameRows(built, built.schema(shipped.value))
+        arguments: RangeArguments = (shipped, self.options, job)
         runs: list[list[int]] = []  # each split file's partitions
         for index, part in enumerate(self.parts):
             if part.byte_range is not None:
@@ -453,12 +474,13 @@ def read_bag(
     read = ReadOptions.of(options, dict(keywords), "read_bag()", to_the_end=True)
     size = _blocksize(blocksize)
     parts = []
+    shipped = _shipped(record_type)
     for file in open_files(urlpath, storage_options):
         ranges = _ranges(file, record_type, read, size)
         if ranges is None:
-            parts.append(delayed(_records, pure=True)(file, record_type, read))
+            parts.append(delayed(_records, pure=True)(file, shipped, read))
         else:
-            parts.extend(_pieces(file, ranges, (record_type, read, Records()), _piece_records))
+            parts.extend(_pieces(file, ranges, (shipped, read, Records()), _piece_records))
     return typing.cast(db.Bag, db.from_delayed(parts))
 
 
@@ -487,4 +509,4 @@ def read_dataframe(
     for file in open_files(urlpath, storage_options):
         ranges = _ranges(file, record_type, read, size)
         parts.extend([_Part(file, None)] if ranges is None else [_Part(file, r) for r in ranges])
-    return dd.DataFrame(_expression(_Frames, tuple(parts), record_type, read))
+    return dd.DataFrame(_expression(_Frames, tuple(parts), _shipped(record_type), read))

@@ -3,8 +3,10 @@ and how its start is proved): the ranges handed out a few at a time, each piece 
 order as it comes back, a wrong guess read again in this process; and a reader's view of it.
 
 Worker processes are forked where that is safe (Linux, one thread), started by a fork server
-where threads run, and by the platform's default elsewhere. Arrow columns come back through
-files in memory (``/dev/shm``), mapped rather than copied through a pipe.
+where threads run, and by the platform's default elsewhere. A forked worker has every class
+its reader has; one started afresh receives the record type as :mod:`.shipping` sends it (by
+value where it cannot import it: a type defined in a notebook or a script). Arrow columns come
+back through files in memory (``/dev/shm``), mapped rather than copied through a pipe.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ from .ranges import (
     read_range,
     splittable,
 )
+from .record_type import type_label
+from .shipping import Shipped
 
 __all__ = ["RangedRead", "read_ranges", "split", "worker_count"]
 
@@ -112,10 +116,17 @@ def _parallel(
                 )
                 arguments = (record_type, options, job.spooled(spool))
             context = _context()
-            if context.get_start_method() == "fork":
+            forked = context.get_start_method() == "fork"
+            if forked:
                 _prepared(arguments)
+            shipped = Shipped(arguments, type_label(record_type), by_value=not forked)
+            shipped.payload  # noqa: B018 - a type that cannot be sent fails here, in one line
+            reading = _Reading(context, workers)
             executor = concurrent.futures.ProcessPoolExecutor(
-                workers, mp_context=context, initializer=_worker_started
+                workers,
+                mp_context=context,
+                initializer=_worker_started,
+                initargs=(reading.slots, reading.lock),
             )
         todo = iter(ranges)
         with warnings.catch_warnings():
@@ -125,26 +136,39 @@ def _parallel(
             # (which every process that imports them has) are made safe by their own fork
             # handlers.
             warnings.filterwarnings("ignore", _FORK_WARNING, DeprecationWarning)
-            with _signals_held():
+            with _starting(forked):
                 pending = deque(
-                    executor.submit(read_range, source, r, *arguments)
+                    executor.submit(_read_in_worker, source, r, shipped)
                     for r in itertools.islice(todo, 2 * workers)
                 )
 
+        def died() -> ChildProcessError:
+            # Not the data's fault: a worker killed (by a user, or for memory). Once the pool
+            # is down, what the one that died was reading is known.
+            executor.shutdown(wait=True, cancel_futures=True)
+            return ChildProcessError(reading.died(ranges, source))
+
+        def refused(byte_range: ByteRange) -> BaseException | None:
+            """``byte_range`` submitted; the pool's refusal where it broke meanwhile."""
+            try:
+                with _starting(forked):  # a submission may start a worker again
+                    pending.append(executor.submit(_read_in_worker, source, byte_range, shipped))
+            except concurrent.futures.process.BrokenProcessPool as exc:
+                return exc
+            return None
+
         def results() -> Iterator[Piece]:
+            broken = None  # raised once the ranges before it are out, as far as they were read
             while pending:
                 try:
                     piece = pending.popleft().result()
                 except concurrent.futures.process.BrokenProcessPool as exc:
-                    # Not the data's fault: a worker killed (by a user, or for memory).
-                    raise ChildProcessError(
-                        "a worker process reading it in byte ranges ended abruptly (killed, "
-                        "or out of memory?): read it on fewer processes"
-                    ) from exc
-                for byte_range in itertools.islice(todo, 1):
-                    with _signals_held():  # a submission may start a worker again
-                        pending.append(executor.submit(read_range, source, byte_range, *arguments))
+                    raise died() from exc
+                for byte_range in itertools.islice(todo, 0 if broken else 1):
+                    broken = refused(byte_range)
                 yield piece
+            if broken is not None:
+                raise died() from broken
 
         yield from _proved(results(), source, arguments, stats)
     finally:
@@ -160,7 +184,61 @@ _MEMORY = "/dev/shm"
 _FORK_WARNING = r"This process \(pid=\d+\) is multi-threaded, use of fork\(\) may lead to deadlocks"
 
 
-def _worker_started() -> None:
+class _Reading:
+    """Which range each worker is reading, in memory the workers share: a worker that dies
+    (killed, out of memory, a crash in native code) leaves its range there, and the reader
+    names it. A worker the pool ends itself, once one has died, clears its own first
+    (:func:`_ended`), so that only the range of the one that died is left."""
+
+    def __init__(self, context: Any, workers: int) -> None:
+        # slots[0]: the next worker's slot; slots[1 + i]: worker i's range number + 1, or 0.
+        self.slots = context.RawArray("q", workers + 1)
+        self.lock = context.Lock()
+
+    def died(self, ranges: list[ByteRange], source: FileSource) -> str:
+        """What to say of a worker that ended abruptly, once the pool is down."""
+        numbers = sorted(number - 1 for number in self.slots[1:] if number > 0)
+        if not numbers:
+            return (
+                "a worker process reading it in byte ranges ended abruptly (killed, or out of "
+                "memory?): read it on fewer processes"
+            )
+        byte_range = ranges[numbers[0]]
+        name = local_path(source) or str(source.full_name)
+        return (
+            f"a worker process reading bytes {byte_range.start} to {byte_range.end} of {name} "
+            "ended abruptly (killed, or out of memory?): read it on fewer processes"
+        )
+
+
+_SLOTS: Any = None
+"""In a worker: :class:`_Reading`'s shared slots."""
+_SLOT = 0
+"""In a worker: its own slot (0: none)."""
+
+
+def _read_in_worker(source: FileSource, byte_range: ByteRange, shipped: Shipped) -> Piece:
+    """A range read by a worker (:func:`read_range`), noted in its slot while it reads."""
+    arguments = shipped.value  # before the slot: a type that cannot be made is no death
+    if _SLOT:
+        _SLOTS[_SLOT] = byte_range.number + 1
+    try:
+        return read_range(source, byte_range, *arguments)
+    finally:
+        if _SLOT:
+            _SLOTS[_SLOT] = 0
+
+
+def _ended(signum: int, _frame: Any) -> None:
+    """A TERM in a worker: its slot cleared (the pool ends every worker once one has died,
+    and only that one's range is the one to name), then the worker ended by the signal."""
+    if _SLOT:
+        _SLOTS[_SLOT] = 0
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def _worker_started(slots: Any = None, lock: Any = None) -> None:
     """A worker process's set-up.
 
     - Its priority is below the reader's: where the reader has work of its own with what comes
@@ -171,15 +249,24 @@ def _worker_started() -> None:
       that came meanwhile is dropped here, a TERM ends the worker now.
     - On Linux it ends with the reader, however that ends (SIGKILL too): the kernel sends it
       SIGTERM, so that no worker outlives the reader that started it.
+    - It takes a slot of :class:`_Reading` (``slots``, ``lock``), where it notes the range it
+      reads.
     """
+    global _SLOTS, _SLOT
     if hasattr(os, "nice"):  # not on Windows
         os.nice(5)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "SIGHUP"):
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    if slots is not None:
+        with lock:
+            slot = 1 + slots[0]
+            slots[0] += 1
+        if slot < len(slots):
+            _SLOTS, _SLOT = slots, slot
     # A TERM ends a worker: a handler forked from the reader's (the command line turns TERM
     # into an exception) would be caught by the pool's worker loop, and the worker would live.
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, _ended)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING)
     if sys.platform == "linux":
@@ -227,6 +314,31 @@ def _signals_held() -> Iterator[None]:
             signal.signal(signum, signal.SIG_DFL if handler is None else handler)
         if noted:
             signal.raise_signal(noted[0])
+
+
+@contextmanager
+def _starting(forked: bool) -> Iterator[None]:
+    """Around a submission, which may start a worker: the stopping signals held
+    (:func:`_signals_held`), and, for a worker started afresh, a ``__main__`` it cannot run
+    hidden from it.
+
+    A worker started afresh runs its reader's ``__main__.__file__`` again, as a script; read
+    from standard input (``python -``) that is ``"<stdin>"``, and the worker would fail to
+    find it and die. It needs nothing from there: what the reader defines in ``__main__``
+    travels by value (:mod:`.shipping`). So a ``__file__`` that names no file is taken away
+    while a worker may start, and put back."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    named = getattr(getattr(main, "__spec__", None), "name", None)
+    hidden = not forked and isinstance(path, str) and named is None and not os.path.isfile(path)
+    with _signals_held():
+        if hidden:
+            del main.__file__  # type: ignore[union-attr]
+        try:
+            yield
+        finally:
+            if hidden:
+                main.__file__ = path  # type: ignore[union-attr]
 
 
 def _prepared(arguments: RangeArguments) -> None:

@@ -12,6 +12,10 @@ range's first record starts is guessed, then proved by a chain of small tasks th
 only where each range's records run (:mod:`~msgpack_reader_py.ranges`), so the dataset's rows,
 their order and any error are exactly those of :func:`~msgpack_reader_py.arrow.read_table`
 reading each file in turn.
+
+The record type travels to the tasks as :mod:`~msgpack_reader_py.shipping` sends it: by
+reference where they can import it, by value where they cannot (a type defined in a notebook
+or a script).
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ from .ranges import (
     read_range,
     splittable,
 )
+from .record_type import type_label
+from .shipping import Shipped, UnshippableType, shipped_values
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -53,7 +59,15 @@ if TYPE_CHECKING:
 __all__ = ["read_msgpack"]
 
 Arguments = tuple[Any, ReadOptions, ArrowPieces]
-"""What every range's task reads with: the record type, the options and the job."""
+"""What every range's task reads with: the record type, the options and the job (sent as one
+:class:`~msgpack_reader_py.shipping.Shipped`)."""
+
+
+def _opened(arguments: Any) -> Arguments:
+    """A task's arguments as it received them: shipped, or (called in this process) not."""
+    (opened,) = shipped_values((arguments,))
+    record_type, options, job = opened
+    return record_type, options, job
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,11 +91,10 @@ def _table(arrays: list[pa.StructArray], schema: pa.Schema) -> pa.Table:
     return pa.Table.from_batches(batches, schema=schema)
 
 
-def _whole(
-    path: str, record_type: Any, options: ReadOptions, job: ArrowPieces
-) -> tuple[pa.Table, _Outcome]:
+def _whole(path: str, arguments: Any) -> tuple[pa.Table, _Outcome]:
     """A file read whole (one that cannot be split, or fits in one range): its rows, and
     the error that ends them."""
+    record_type, options, job = _opened(arguments)
     schema = job.schema(record_type)
     rows: list[pa.RecordBatch] = []
     try:
@@ -101,21 +114,21 @@ def _whole(
 
 
 def _read(
-    path: str, byte_range: ByteRange, arguments: Arguments, schema: pa.Schema
+    path: str, byte_range: ByteRange, arguments: Any, schema: pa.Schema
 ) -> tuple[pa.Table, Piece]:
     """A range read from a guessed start: its rows as a table (put in the object store once,
     where the dataset takes it from), and apart from them where its records run, all that the
     proof takes, so that the chain moves no rows."""
-    piece = read_range(path, byte_range, *arguments)
+    piece = read_range(path, byte_range, *_opened(arguments))
     return _table(piece.value, schema), piece.where()
 
 
 def _settle(
-    spot: Piece, proof: Proof, path: str, arguments: Arguments, schema: pa.Schema
+    spot: Piece, proof: Proof, path: str, arguments: Any, schema: pa.Schema
 ) -> tuple[_Outcome, Proof]:
     """A range's outcome given the proof before it (its rows read again from the proved
     start, here, where the guess was wrong), and the proof after it."""
-    piece, after = proof.settle(spot, path, arguments)
+    piece, after = proof.settle(spot, path, _opened(arguments))
     table = None if piece.value is None else _table(piece.value, schema)
     return _Outcome(piece.error, piece.skipped, piece.errors, table), after
 
@@ -147,15 +160,14 @@ def _cpus() -> int:
 
 def _parts(
     path: str,
-    record_type: Any,
-    options: ReadOptions,
-    job: ArrowPieces,
+    shipped: Shipped,
     blocksize: int | None,
     cpus: Callable[[], int],
 ) -> list[Part]:
     """The blocks of one file, in order: one per byte range, or one for the file read whole
     (one that cannot be split, or no larger than a range). ``cpus`` is asked only for a
     default blocksize."""
+    record_type, options, job = _opened(shipped)
     try:
         whole = splittable(path, record_type, options) is not None
         workers = 1 if whole or blocksize else cpus()
@@ -163,8 +175,7 @@ def _parts(
     except OSError:
         whole = True  # its task fails as read_table does, naming the file
     if whole or len(ranges) == 1:
-        return [typing.cast(Part, _whole_task.remote(path, record_type, options, job))]
-    arguments = (record_type, options, job)
+        return [typing.cast(Part, _whole_task.remote(path, shipped))]
     schema = job.schema(record_type)
     parts: list[Part] = []
     proof: Any = Proof()
@@ -172,11 +183,11 @@ def _parts(
         # num_returns=2: a ref per returned value, which Ray's annotations cannot say.
         table, spot = typing.cast(
             "tuple[ray.ObjectRef[pa.Table], ray.ObjectRef[Piece]]",
-            _read_task.remote(path, byte_range, arguments, schema),
+            _read_task.remote(path, byte_range, shipped, schema),
         )
         outcome, proof = typing.cast(
             "tuple[ray.ObjectRef[_Outcome], ray.ObjectRef[Proof]]",
-            _settle_task.remote(spot, proof, path, arguments, schema),
+            _settle_task.remote(spot, proof, path, shipped, schema),
         )
         parts.append((table, outcome))
     return parts
@@ -261,13 +272,16 @@ def read_msgpack(
     job.schema(record_type)  # a record type with no Arrow schema, or a bad column, refused here
     files = local_files(paths)
     cpus = functools.cache(_cpus)
-    parts = [_parts(path, record_type, read, job, size, cpus) for path in files]
+    shipped = Shipped((record_type, read, job), type_label(record_type))
+    shipped.payload  # noqa: B018 - a type that cannot be sent fails here, in one line
+    parts = [_parts(path, shipped, size, cpus) for path in files]
     try:
         blocks = _blocks(files, parts)
     except RayTaskError as exc:
-        # A file that cannot be read (OSError) fails its task; its message is the task's
-        # traceback: the error itself says what is wrong, and where.
-        if isinstance(exc.cause, OSError):
+        # A file that cannot be read (OSError), or a record type a worker cannot make, fails
+        # its task; its message is the task's traceback: the error itself says what is
+        # wrong, and where.
+        if isinstance(exc.cause, (OSError, UnshippableType)):
             raise exc.cause from exc
         raise
     # Ray Data annotates refs with ray.types.ObjectRef, tasks return ray.ObjectRef.

@@ -6,7 +6,8 @@ record fails, says what they look like (:func:`foreign`); which compression to u
 :mod:`.compression`'s. A
 MessagePack record is an array, whose first byte (``0x90``-``0x9f``, ``0xdc``, ``0xdd``) starts
 none of the magic numbers below and is never the first byte of UTF-8 text, so a stream of
-records is never taken for anything else.
+records is never taken for anything else. Untyped, almost any bytes are values, so a stream
+is named for something else only on evidence (:data:`EVIDENCE`).
 """
 
 from __future__ import annotations
@@ -16,10 +17,19 @@ import codecs
 from ._extras import missing_extra
 from .compression import compression, zstd_module
 
-__all__ = ["HEAD_SIZE", "foreign"]
+__all__ = ["EVIDENCE", "HEAD_SIZE", "foreign"]
 
 HEAD_SIZE = 512
 """How many of a stream's first bytes are kept to name what a failing stream looks like."""
+
+EVIDENCE = 8
+"""The fewest bytes, and the fewest characters of text, that say a stream is something other
+than MessagePack. Every byte is a value or starts one, so a short stream is as likely to be
+MessagePack as anything: ``cc 80`` is the number 128 and, in UTF-8, a combining grave
+accent; ``d0 80`` is -128 and a Cyrillic letter; ``PK\\x03\\x04`` is four small numbers. No
+file of the formats named here is that short, and text is taken for text only from this many
+characters on (or after a byte order mark): a stream of as many small integers that all read
+as printable characters is not what a writer of MessagePack makes."""
 
 # Formats the reader does not read, each with what to say about it.
 _FOREIGN: tuple[tuple[bytes, str], ...] = (
@@ -39,7 +49,7 @@ def foreign(head: bytes | bytearray | memoryview, as_is: str = "decompress=False
     it looks like something other than MessagePack: a phrase to end the error with.
     ``as_is`` says why the stream was not decompressed, for compressed data seen raw."""
     head = bytes(head)
-    if not head:
+    if len(head) < EVIDENCE:
         return None
     for magic, what in _FOREIGN:
         if head.startswith(magic):
@@ -64,13 +74,15 @@ def foreign(head: bytes | bytearray | memoryview, as_is: str = "decompress=False
 
 
 def _text(head: bytes) -> str | None:
-    """``head`` as text if it is printable UTF-8 (possibly cut inside its last character)."""
+    """``head`` as text if it is printable UTF-8 (possibly cut inside its last character) of
+    :data:`EVIDENCE` visible characters or more, or any after a byte order mark."""
     try:
         text = codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
     except UnicodeDecodeError:
         return None
+    marked = text.startswith("\ufeff")
     text = text.removeprefix("\ufeff")
-    visible = text.translate(_WHITESPACE)
-    if not visible or not visible.isprintable():  # whitespace alone is small ints, as likely
+    visible = text.translate(_WHITESPACE)  # whitespace alone is small ints, as likely
+    if len(visible) < (1 if marked else EVIDENCE) or not visible.isprintable():
         return None
     return text

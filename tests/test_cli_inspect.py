@@ -559,7 +559,7 @@ def test_a_long_walk_is_cut_short(
 def test_foreign_input_is_refused_unless_forced(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    path = write(tmp_path, b'{"a": 1}\n', "data.json")
+    path = write(tmp_path, b'{"ab":1}\n', "data.json")
     lines, err = inspect(capsys, path, status=EXIT_DATA_ERROR)
     assert lines[-1].startswith("record 0  at byte 0  size ?  int  error: this looks like JSON")
     assert "(--force reads it anyway)" in lines[-1]

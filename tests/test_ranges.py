@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import multiprocessing
 import os
 import signal
+import sys
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Literal
@@ -30,6 +32,7 @@ from msgpack_reader_py.ranges import (
     Records,
     default_blocksize,
     plan_ranges,
+    read_range,
     splittable,
 )
 from tests.helpers import examples, item_values, packed
@@ -259,18 +262,27 @@ def test_a_file_in_processes_is_the_same_with_its_error(tmp_path: Path) -> None:
     assert stats.ranges == -(-len(data) // 200)
 
 
-def _killed(*arguments: Any) -> Any:
-    """A worker that dies as one the system kills for memory does."""
-    os.kill(os.getpid(), signal.SIGKILL)
+_READ_RANGE = read_range
 
 
-def test_a_worker_killed_is_one_error_saying_so(
+def _killed_in_range_3(source: Any, byte_range: ByteRange, *arguments: Any) -> Any:
+    """A worker that dies, as one the system kills for memory does, reading range 3."""
+    if byte_range.number == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return _READ_RANGE(source, byte_range, *arguments)
+
+
+def test_a_worker_killed_is_one_error_naming_its_range(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = write(tmp_path, ITEM_BYTES)
-    monkeypatch.setattr(parallel, "read_range", _killed)
-    with pytest.raises(ChildProcessError, match=r"worker process .* ended abruptly") as info:
+    monkeypatch.setattr(parallel, "read_range", _killed_in_range_3)
+    with pytest.raises(ChildProcessError) as info:
         list(read_ranges(path, Item, Records(), options=ReadOptions(), workers=2, blocksize=64))
+    assert str(info.value) == (
+        f"a worker process reading bytes 192 to 256 of {path} ended abruptly (killed, or out "
+        "of memory?): read it on fewer processes"
+    )
     assert isinstance(info.value.__cause__, BrokenProcessPool)
 
 
@@ -406,3 +418,32 @@ def test_forked_workers_start_with_the_jobs_first_run_done(
     pieces = list(read_ranges(path, Item, job, options=ReadOptions(), workers=2, blocksize=300))
     assert len(pieces) > 2
     assert [piece.value for piece in pieces] == [[os.getpid()]] * len(pieces)
+
+
+def test_a_worker_that_died_reading_nothing_is_still_one_line(tmp_path: Path) -> None:
+    path = write(tmp_path, ITEM_BYTES)
+    ranges = plan_ranges(len(ITEM_BYTES), 64)
+    reading = parallel._Reading(multiprocessing.get_context("fork"), 2)
+    assert reading.died(ranges, path) == (
+        "a worker process reading it in byte ranges ended abruptly (killed, or out of "
+        "memory?): read it on fewer processes"
+    )
+    reading.slots[2] = 5 + 1  # the second worker's slot: range 5
+    assert reading.died(ranges, path) == (
+        f"a worker process reading bytes 320 to 384 of {path} ended abruptly (killed, or out "
+        "of memory?): read it on fewer processes"
+    )
+
+
+def test_a_main_file_a_worker_cannot_run_is_hidden_while_workers_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    main = sys.modules["__main__"]
+    for path, hidden in (("<stdin>", True), (__file__, False)):
+        monkeypatch.setattr(main, "__file__", path, raising=False)
+        monkeypatch.setattr(main, "__spec__", None, raising=False)
+        with parallel._starting(forked=False):
+            assert hasattr(main, "__file__") is not hidden
+        with parallel._starting(forked=True):  # a forked worker runs nothing again
+            assert main.__file__ == path
+        assert main.__file__ == path
