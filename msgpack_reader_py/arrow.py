@@ -238,12 +238,15 @@ def _by_kind(preparers: dict[Any, Prepare]) -> Prepare:
 def _record_preparer(tp: Any) -> Prepare | None:
     fields = record_fields(tp)
     children = [(spec, _preparer(spec.annotation)) for spec in fields]
-    renamed = record_kind(tp) in ("dataclass", "attrs") and any(
-        spec.wire_name != spec.name for spec in fields
+    kind = record_kind(tp)
+    # msgspec.to_builtins makes a positional record (an array_like Struct, a NamedTuple) a
+    # list, a dataclass a dict keyed by its attributes: a struct column takes a dict by keys.
+    keyed = kind in ("array_struct", "namedtuple") or (
+        kind in ("dataclass", "attrs") and any(spec.wire_name != spec.name for spec in fields)
     )
-    if not renamed and all(prepare is None for _, prepare in children):
+    if not keyed and all(prepare is None for _, prepare in children):
         return None
-    read = operator.methodcaller if record_kind(tp) == "typeddict" else None
+    read = operator.methodcaller if kind == "typeddict" else None
     getters = [
         (spec.wire_name, read("get", spec.name) if read else operator.attrgetter(spec.name), made)
         for spec, made in children
