@@ -55,10 +55,10 @@ from typing import Any
 import msgpack
 
 from msgpack_reader_py import Item, generate
-from msgpack_reader_py.options import ReadOptions
-from msgpack_reader_py.parallel import read_ranges
-from msgpack_reader_py.ranges import RangeStats
-from msgpack_reader_py.seek import Counting
+from msgpack_reader_py._base.options import ReadOptions
+from msgpack_reader_py._split.parallel import read_ranges
+from msgpack_reader_py._split.ranges import RangeStats
+from msgpack_reader_py._split.seek import Counting
 from msgpack_reader_py.streaming_reader_bench import write_result
 
 from .output_cost import installed_environment
@@ -148,7 +148,7 @@ def read_in_process(path: Path, jobs: int, record_type: str = "item") -> Callabl
 
 
 def read_table_in_process(path: Path, workers: int | None) -> Callable[[], None]:
-    from msgpack_reader_py.arrow import read_table
+    from msgpack_reader_py._arrow.reader import read_table
 
     def run() -> None:
         read_table(path, workers=workers)

@@ -22,8 +22,8 @@ from typing import Any
 
 import pyperf
 
+from msgpack_reader_py._output.writers import DEFAULT_COMPRESSION
 from msgpack_reader_py.streaming_reader_bench import PAIRED
-from msgpack_reader_py.writers import DEFAULT_COMPRESSION
 
 DOC = Path(__file__).resolve().parent.parent / "doc"
 BASELINE = "raw_unpacker_baseline"

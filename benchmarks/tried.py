@@ -23,10 +23,10 @@ import msgpack
 import msgspec
 
 from msgpack_reader_py import ITEM_VALUES, Item, ItemTuple, StreamingReader
-from msgpack_reader_py.decoding import record_decoder
-from msgpack_reader_py.framing import Framer, Run
-from msgpack_reader_py.options import DEFAULT_MAX_RECORD_SIZE, DEFAULT_READ_SIZE, ReadOptions
-from msgpack_reader_py.sources import Chunks
+from msgpack_reader_py._base.options import DEFAULT_MAX_RECORD_SIZE, DEFAULT_READ_SIZE, ReadOptions
+from msgpack_reader_py._stream.framing import Framer, Run
+from msgpack_reader_py._stream.sources import Chunks
+from msgpack_reader_py._types.decoding import record_decoder
 from msgpack_reader_py.streaming_reader_bench import (
     ItemStruct,
     count_raw,

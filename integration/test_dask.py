@@ -34,10 +34,10 @@ from msgpack_reader_py import (
     pack_items,
 )
 from msgpack_reader_py import dask as dask_module
-from msgpack_reader_py._extras import MissingExtraError
-from msgpack_reader_py.arrow import read_batches, read_table
+from msgpack_reader_py._arrow.reader import read_batches, read_table
+from msgpack_reader_py._base.ext import fluentd_event_time
+from msgpack_reader_py._base.extras import MissingExtraError
 from msgpack_reader_py.dask import _frame, open_files, pandas_dtypes, read_bag, read_dataframe
-from msgpack_reader_py.ext import fluentd_event_time
 from tests.reference import offsets_of
 
 TIMEOUT = 60
@@ -688,7 +688,7 @@ def test_core_import_loads_no_extra() -> None:
 @pytest.mark.parametrize(
     ("module", "blocked", "extra"),
     [
-        ("msgpack_reader_py.arrow", "pyarrow", "arrow"),
+        ("msgpack_reader_py._arrow.reader", "pyarrow", "arrow"),
         ("msgpack_reader_py.dask", "dask", "dask"),
         ("msgpack_reader_py.dask", "pandas", "dask"),
         ("msgpack_reader_py.dask", "fsspec", "dask"),

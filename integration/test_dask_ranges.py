@@ -21,8 +21,8 @@ from msgpack_reader_py import (
     pack_items,
 )
 from msgpack_reader_py import dask as dask_module
+from msgpack_reader_py._split.ranges import plan, read_range
 from msgpack_reader_py.dask import read_bag, read_dataframe
-from msgpack_reader_py.ranges import plan, read_range
 from tests.helpers import packed, zstd_frames
 from tests.user_code import TYPES, run_user_code
 

@@ -13,11 +13,11 @@ from tests.user_code import TYPES, run_user_code
 READS = """
 import multiprocessing
 
-from msgpack_reader_py import parallel
-from msgpack_reader_py.arrow import read_table
-from msgpack_reader_py.convert import convert
+from msgpack_reader_py._split import parallel
+from msgpack_reader_py._arrow.reader import read_table
+from msgpack_reader_py._output.convert import convert
 from msgpack_reader_py.polars import scan_msgpack
-from msgpack_reader_py.seek import count_records
+from msgpack_reader_py._split.seek import count_records
 
 events = write("events.msgpack", EVENTS)
 broken = write("broken.msgpack", BROKEN)
@@ -86,7 +86,7 @@ WITHOUT_CLOUDPICKLE = """
 sys.modules["cloudpickle"] = sys.modules["ray.cloudpickle"] = None  # as if not installed
 
 from msgpack_reader_py import Item, generate
-from msgpack_reader_py.seek import count_records
+from msgpack_reader_py._split.seek import count_records
 
 events = write("events.msgpack", EVENTS)
 print(error_of(lambda: count_records(events, Event, workers=2, blocksize=BLOCKSIZE)))
@@ -110,8 +110,8 @@ def test_without_cloudpickle_a_type_from_a_notebook_is_refused_in_one_line(
 SCRIPT = """
 import multiprocessing
 
-from msgpack_reader_py import parallel
-from msgpack_reader_py.convert import convert
+from msgpack_reader_py._split import parallel
+from msgpack_reader_py._output.convert import convert
 
 
 def text(path, record_type, **workers):

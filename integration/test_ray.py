@@ -29,9 +29,9 @@ from msgpack_reader_py import (
     get_iter,
     pack_items,
 )
-from msgpack_reader_py.arrow import ArrowPieces, arrow_schema, read_table
-from msgpack_reader_py.options import ReadOptions
-from msgpack_reader_py.ranges import Proof, plan, plan_ranges
+from msgpack_reader_py._arrow.reader import ArrowPieces, arrow_schema, read_table
+from msgpack_reader_py._base.options import ReadOptions
+from msgpack_reader_py._split.ranges import Proof, plan, plan_ranges
 from msgpack_reader_py.ray import _read, _settle, _whole, _whole_task, read_msgpack
 from tests.encoders import DATA as DATA_DIR
 from tests.encoders import EVENT_FILES, Event, expected_events
@@ -382,7 +382,7 @@ import pyarrow as pa
 import ray
 import ray.data
 
-from msgpack_reader_py.arrow import read_table
+from msgpack_reader_py._arrow.reader import read_table
 from msgpack_reader_py.ray import read_msgpack
 
 events = write("events.msgpack", EVENTS)

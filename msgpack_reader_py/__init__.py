@@ -8,14 +8,20 @@
 
 from typing import TYPE_CHECKING, Any
 
-from .errors import DecodeError, ReaderError, RecordError, RecordTooLargeError, TruncatedStreamError
-from .generator import generate, get_iter, pack_items, write_items
-from .model import ITEM_VALUES, Item, ItemTuple, ItemValues, item_to_list
-from .options import DEFAULT_MAX_RECORD_SIZE, ReadOptions
-from .streaming_reader import StreamingReader, read_items
+from ._base.errors import (
+    DecodeError,
+    ReaderError,
+    RecordError,
+    RecordTooLargeError,
+    TruncatedStreamError,
+)
+from ._base.options import DEFAULT_MAX_RECORD_SIZE, ReadOptions
+from ._readers.streaming_reader import StreamingReader, read_items
+from ._reference.generator import generate, get_iter, pack_items, write_items
+from ._reference.model import ITEM_VALUES, Item, ItemTuple, ItemValues, item_to_list
 
 if TYPE_CHECKING:
-    from .aio import AsyncStreamingReader
+    from ._readers.aio import AsyncStreamingReader
 
 __all__ = [
     "DEFAULT_MAX_RECORD_SIZE",
@@ -44,7 +50,7 @@ __version__ = "0.1.0"
 def __getattr__(name: str) -> Any:
     # asyncio takes longer to import than the rest of the package: only its users pay for it.
     if name == "AsyncStreamingReader":
-        from .aio import AsyncStreamingReader
+        from ._readers.aio import AsyncStreamingReader
 
         return AsyncStreamingReader
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

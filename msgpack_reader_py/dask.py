@@ -15,7 +15,7 @@ sequential one); a bad record fails the computation with the reader's error, its
 :attr:`~.ReaderError.source` set to the file's name (a path, or a URL off the local
 filesystem).
 
-The record type travels to the workers as :mod:`~msgpack_reader_py.shipping` sends it: by
+The record type travels to the workers as :mod:`~msgpack_reader_py._types.shipping` sends it: by
 reference where they can import it, by value where they cannot (a type defined in a notebook
 or a script), whichever scheduler runs the graph; and Dask's token of it is the same however
 often it was used.
@@ -29,7 +29,7 @@ import typing
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ._extras import missing_extra
+from ._base.extras import missing_extra
 
 try:
     import dask.bag as db
@@ -47,15 +47,14 @@ try:
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
     raise missing_extra(exc, "dask", feature="msgpack_reader_py.dask") from None
 
-from ._json_columns import JSON, empty_table, storage
-from ._log import note_skipped
-from .arrow import ArrowPieces, arrow_schema, read_batches
-from .delivery import Plan
-from .errors import ReaderError
-from .files import is_glob
-from .model import Item
-from .options import ReadKeywords, ReadOptions
-from .ranges import (
+from ._arrow.json_columns import JSON, empty_table, storage
+from ._arrow.reader import ArrowPieces, arrow_schema, read_batches
+from ._base.errors import ReaderError
+from ._base.log import note_skipped
+from ._base.options import ReadKeywords, ReadOptions
+from ._readers.streaming_reader import StreamingReader
+from ._reference.model import Item
+from ._split.ranges import (
     ByteRange,
     Piece,
     Proof,
@@ -67,9 +66,10 @@ from .ranges import (
     size_of,
     splittable,
 )
-from .record_type import type_label
-from .shipping import Shipped, shipped_values
-from .streaming_reader import StreamingReader
+from ._stream.delivery import Plan
+from ._stream.files import is_glob
+from ._types.record_type import type_label
+from ._types.shipping import Shipped, shipped_values
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -311,7 +311,7 @@ class _Frames(PartitionsFiltered, BlockwiseIO):
     Its ``columns`` are Dask's projection (the columns a computation uses): Dask sets them
     as it optimizes, and every partition, a file's or a range's, builds only those. A range's
     partition is made by :class:`_RangeReads`, whose tasks prove where it starts. Its
-    ``record_type`` is :class:`~msgpack_reader_py.shipping.Shipped`."""
+    ``record_type`` is :class:`~msgpack_reader_py._types.shipping.Shipped`."""
 
     # Dask's declarations, as its own expressions make them:
     _parameters = ["parts", "record_type", "options", "columns", "_partitions"]  # noqa: RUF012
@@ -412,7 +412,7 @@ def pandas_dtypes(record_type: Any = Item) -> dict[str, Any]:
     ``int64``, ``float64`` and ``bool`` for plain fields, their nullable forms (``Int64``,
     ``Float64``, ``boolean``) for ``X | None`` fields, ``string[pyarrow]`` for ``str`` (and
     string enums and literals) and for a column of JSON text (a field of no one type:
-    :data:`~msgpack_reader_py.arrow.JSON`), ``object`` for ``bytes`` and ``None``,
+    :data:`~msgpack_reader_py._arrow.reader.JSON`), ``object`` for ``bytes`` and ``None``,
     ``datetime64[us, UTC]`` for ``datetime``, and ``pandas.ArrowDtype`` of the Arrow type for
     nested records (struct), lists and maps.
     """
@@ -466,7 +466,7 @@ def read_bag(
 
     Records are ``record_type`` objects, built as :class:`~msgpack_reader_py.StreamingReader`
     builds them (``Item`` by default), with the reading options
-    (:class:`~msgpack_reader_py.options.ReadOptions`: ``ext_hook``, ``on_error``, ...; not
+    (:class:`~msgpack_reader_py._base.options.ReadOptions`: ``ext_hook``, ``on_error``, ...; not
     ``follow``), which travel to the workers. With ``on_error="skip"``, each file's skipped
     records are counted on the ``msgpack_reader_py`` logger where it is read. The files are
     listed now and read when the bag is computed.
@@ -497,7 +497,7 @@ def read_dataframe(
 
     Partitions as :func:`read_bag` cuts them, one column per field of ``record_type``, with the
     dtypes of :func:`pandas_dtypes`; each file or range is read as
-    :func:`~msgpack_reader_py.arrow.read_batches` reads (records validated, no record object
+    :func:`~msgpack_reader_py._arrow.reader.read_batches` reads (records validated, no record object
     built) with the reading options, as :func:`read_bag` takes them, building only the columns
     a computation uses (Dask's projection). The files are listed (and sized) now and read when
     the frame is computed, on whatever scheduler is active: a ``distributed.Client`` sends the

@@ -9,11 +9,11 @@ Needs the ``ray`` extra (``pip install '.[ray]'`` in the project's clone).
 
 A file is cut into byte ranges, each read by its own task anywhere on the cluster; where each
 range's first record starts is guessed, then proved by a chain of small tasks that pass on
-only where each range's records run (:mod:`~msgpack_reader_py.ranges`), so the dataset's rows,
-their order and any error are exactly those of :func:`~msgpack_reader_py.arrow.read_table`
+only where each range's records run (:mod:`~msgpack_reader_py._split.ranges`), so the dataset's rows,
+their order and any error are exactly those of :func:`~msgpack_reader_py._arrow.reader.read_table`
 reading each file in turn.
 
-The record type travels to the tasks as :mod:`~msgpack_reader_py.shipping` sends it: by
+The record type travels to the tasks as :mod:`~msgpack_reader_py._types.shipping` sends it: by
 reference where they can import it, by value where they cannot (a type defined in a notebook
 or a script).
 """
@@ -26,7 +26,7 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._extras import missing_extra
+from ._base.extras import missing_extra
 
 try:
     import pyarrow as pa
@@ -36,13 +36,12 @@ try:
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
     raise missing_extra(exc, "ray", feature="msgpack_reader_py.ray") from None
 
-from ._log import note_skipped
-from .arrow import ArrowPieces, read_batches
-from .errors import ReaderError, RecordError
-from .files import Paths, local_files
-from .model import Item
-from .options import ReadKeywords, ReadOptions
-from .ranges import (
+from ._arrow.reader import ArrowPieces, read_batches
+from ._base.errors import ReaderError, RecordError
+from ._base.log import note_skipped
+from ._base.options import ReadKeywords, ReadOptions
+from ._reference.model import Item
+from ._split.ranges import (
     ByteRange,
     Piece,
     Proof,
@@ -50,8 +49,9 @@ from .ranges import (
     read_range,
     splittable,
 )
-from .record_type import type_label
-from .shipping import Shipped, UnshippableType, shipped_values
+from ._stream.files import Paths, local_files
+from ._types.record_type import type_label
+from ._types.shipping import Shipped, UnshippableType, shipped_values
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -60,7 +60,7 @@ __all__ = ["read_msgpack"]
 
 Arguments = tuple[Any, ReadOptions, ArrowPieces]
 """What every range's task reads with: the record type, the options and the job (sent as one
-:class:`~msgpack_reader_py.shipping.Shipped`)."""
+:class:`~msgpack_reader_py._types.shipping.Shipped`)."""
 
 
 def _opened(arguments: Any) -> Arguments:
@@ -226,9 +226,9 @@ def read_msgpack(
 ) -> ray.data.Dataset:
     """A Ray Data ``Dataset`` of the records of every file ``paths`` names, as Arrow rows.
 
-    Its rows are exactly those of :func:`~msgpack_reader_py.arrow.read_table` reading each file
+    Its rows are exactly those of :func:`~msgpack_reader_py._arrow.reader.read_table` reading each file
     in turn, in that order, with the schema of
-    :func:`~msgpack_reader_py.arrow.arrow_schema` (the ``columns`` asked for, in that order): a
+    :func:`~msgpack_reader_py._arrow.reader.arrow_schema` (the ``columns`` asked for, in that order): a
     block per byte range of a file, or per file where it is read whole. An empty file gives
     no rows.
 
@@ -239,9 +239,9 @@ def read_msgpack(
 
     Args:
         paths: a local path, a glob (``*``, ``?``, ``[...]``, ``**`` for any depth), or a list
-            of them (:func:`~msgpack_reader_py.files.local_files`); the files are read by the
+            of them (:func:`~msgpack_reader_py._stream.files.local_files`); the files are read by the
             cluster's workers, so they must see them at the same paths.
-        record_type: any record type :func:`~msgpack_reader_py.arrow.read_batches` reads.
+        record_type: any record type :func:`~msgpack_reader_py._arrow.reader.read_batches` reads.
             Default ``Item``.
         blocksize: the size in bytes of the ranges a file is read in, each by a task; default
             eight per CPU of the cluster, each between 1 MiB and 64 MiB. A compressed file
@@ -251,7 +251,7 @@ def read_msgpack(
         columns: the names of the columns to build, in the order wanted (default: every
             field). The other fields are still decoded and checked, as ``read_batches`` does.
         options, **keywords: the reading options
-            (:class:`~msgpack_reader_py.options.ReadOptions`: ``ext_hook``, ``on_error``, ...;
+            (:class:`~msgpack_reader_py._base.options.ReadOptions`: ``ext_hook``, ``on_error``, ...;
             not ``follow``), which travel to the tasks. With ``on_error="skip"`` each file's
             skipped records are counted on the ``msgpack_reader_py`` logger, here.
 

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from msgpack_reader_py import RecordError, StreamingReader
-from msgpack_reader_py.arrow import JSON, arrow_schema, read_batches, read_table
+from msgpack_reader_py._arrow.reader import JSON, arrow_schema, read_batches, read_table
 
 from .encoders import DATA, EVENT_FILES, Event, expected_events
 

@@ -20,9 +20,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from msgpack_reader_py import wire
+from msgpack_reader_py._split.index import write_index
+from msgpack_reader_py._stream import wire
 from msgpack_reader_py.cli import main
-from msgpack_reader_py.index import write_index
 
 from .helpers import EXIT_DATA_ERROR, EXIT_USAGE, error_line, examples, fake_stdin, msgpack_values
 from .test_cli_help import subcommands

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from msgpack_reader_py._reference.generator import get_iter, pack_items
 from msgpack_reader_py.cli import main
-from msgpack_reader_py.generator import get_iter, pack_items
 from tests.helpers import error_line, fake_stdin, item_values, packed, zstd_frames
 
 ITEMS = list(get_iter(2000, seed=5))

@@ -14,17 +14,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from msgpack_reader_py.arrow import arrow_schema, read_table
-from msgpack_reader_py.cli import main
-from msgpack_reader_py.convert import convert
-from msgpack_reader_py.generator import get_iter, pack_items
-from msgpack_reader_py.writers import (
+from msgpack_reader_py._arrow.reader import arrow_schema, read_table
+from msgpack_reader_py._output.convert import convert
+from msgpack_reader_py._output.writers import (
     COMPRESSIONS,
     DEFAULT_COMPRESSION,
     Compression,
     OutputFormat,
     columns_out,
 )
+from msgpack_reader_py._reference.generator import get_iter, pack_items
+from msgpack_reader_py.cli import main
 
 from .helpers import error_line
 

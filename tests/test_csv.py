@@ -17,8 +17,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from msgpack_reader_py.convert import convert
-from msgpack_reader_py.writers import CsvKind, CsvRows, csv_cell, csv_kind
+from msgpack_reader_py._output.convert import convert
+from msgpack_reader_py._output.writers import CsvKind, CsvRows, csv_cell, csv_kind
 
 from .helpers import examples
 

@@ -31,10 +31,10 @@ from msgpack_reader_py import (
     item_to_list,
     pack_items,
 )
-from msgpack_reader_py.arrow import BatchReader
+from msgpack_reader_py._arrow.reader import BatchReader
+from msgpack_reader_py._output.convert import convert
+from msgpack_reader_py._readers.values import ValueReader
 from msgpack_reader_py.cli import main
-from msgpack_reader_py.convert import convert
-from msgpack_reader_py.values import ValueReader
 
 from .helpers import (
     EXIT_INTERRUPTED,
@@ -386,7 +386,7 @@ def test_ctrl_c_with_a_broken_stdout_still_exits_130_quietly(
         raise KeyboardInterrupt
 
     monkeypatch.setattr(sys, "stdout", Broken())
-    monkeypatch.setattr("msgpack_reader_py.cli.read.run_read", interrupted)
+    monkeypatch.setattr("msgpack_reader_py.cli._read.run_read", interrupted)
     assert main(["read", "x.msgpack"]) == EXIT_INTERRUPTED
 
 

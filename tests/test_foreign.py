@@ -17,13 +17,12 @@ from msgpack_reader_py import (
     ReaderError,
     RecordError,
     StreamingReader,
-    compression,
     get_iter,
     pack_items,
-    sniff,
 )
-from msgpack_reader_py.convert import convert
-from msgpack_reader_py.values import ValueReader
+from msgpack_reader_py._output.convert import convert
+from msgpack_reader_py._readers.values import ValueReader
+from msgpack_reader_py._stream import compression, sniff
 
 from .helpers import drain
 

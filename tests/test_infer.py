@@ -1,4 +1,4 @@
-"""Record types inferred from untyped records (``msgpack_reader_py.infer``)."""
+"""Record types inferred from untyped records (``msgpack_reader_py._analysis.infer``)."""
 
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from msgpack_reader_py import StreamingReader
-from msgpack_reader_py.arrow import read_table
-from msgpack_reader_py.convert import convert
-from msgpack_reader_py.infer import MAX_FIELDS, InferenceError, infer
-from msgpack_reader_py.inferred import infer_sources
-from msgpack_reader_py.values import ValueReader
+from msgpack_reader_py._analysis.infer import MAX_FIELDS, InferenceError, infer
+from msgpack_reader_py._analysis.inferred import infer_sources
+from msgpack_reader_py._arrow.reader import read_table
+from msgpack_reader_py._output.convert import convert
+from msgpack_reader_py._readers.values import ValueReader
 
 from .helpers import drain, examples
 

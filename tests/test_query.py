@@ -1,4 +1,4 @@
-"""--select and --where: records filtered and projected in SQL by DuckDB (msgpack_reader_py.query),
+"""--select and --where: records filtered and projected in SQL by DuckDB (msgpack_reader_py._output.query),
 in the library's convert() and on the command line's dump, head, tail and convert."""
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from msgpack_reader_py import Item, get_iter, pack_items
+from msgpack_reader_py._output.convert import convert
+from msgpack_reader_py._output.query import Query, QueryError, parse_select
 from msgpack_reader_py.cli import main
-from msgpack_reader_py.convert import convert
-from msgpack_reader_py.query import Query, QueryError, parse_select
 
 from .helpers import EXIT_USAGE, ITEM, error_line, examples
 

@@ -20,13 +20,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from msgpack_reader_py import Item, StreamingReader, parallel
-from msgpack_reader_py.delivery import Batches, Plan
-from msgpack_reader_py.errors import ReaderError
-from msgpack_reader_py.generator import get_iter, pack_items
-from msgpack_reader_py.options import ReadOptions
-from msgpack_reader_py.parallel import read_ranges, worker_count
-from msgpack_reader_py.ranges import (
+from msgpack_reader_py import Item, StreamingReader
+from msgpack_reader_py._base.errors import ReaderError
+from msgpack_reader_py._base.options import ReadOptions
+from msgpack_reader_py._reference.generator import get_iter, pack_items
+from msgpack_reader_py._split import parallel
+from msgpack_reader_py._split.parallel import read_ranges, worker_count
+from msgpack_reader_py._split.ranges import (
     ByteRange,
     RangeStats,
     Records,
@@ -35,6 +35,7 @@ from msgpack_reader_py.ranges import (
     read_range,
     splittable,
 )
+from msgpack_reader_py._stream.delivery import Batches, Plan
 from tests.helpers import examples, item_values, packed
 
 
@@ -358,8 +359,8 @@ def test_any_file_in_any_ranges_reads_as_the_whole_file(
 def test_arrow_in_processes_is_the_same_and_leaves_nothing_behind(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from msgpack_reader_py import parallel
-    from msgpack_reader_py.arrow import read_batches, read_table
+    from msgpack_reader_py._arrow.reader import read_batches, read_table
+    from msgpack_reader_py._split import parallel
 
     spools = tmp_path / "memory"
     spools.mkdir()

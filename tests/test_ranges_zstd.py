@@ -1,6 +1,6 @@
 """A zstd file of several frames read in byte ranges: cut where frames start, offsets those of
 its decompressed bytes, and exactly the sequential read, broken frames included
-(msgpack_reader_py.ranges, msgpack_reader_py.compression)."""
+(msgpack_reader_py._split.ranges, msgpack_reader_py._stream.compression)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,13 @@ import zstandard
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from msgpack_reader_py import Item, StreamingReader, compression, parallel, ranges
-from msgpack_reader_py.compression import (
+from msgpack_reader_py import Item, StreamingReader
+from msgpack_reader_py._base.options import ReadOptions
+from msgpack_reader_py._reference.generator import get_iter, pack_items
+from msgpack_reader_py._split import parallel, ranges
+from msgpack_reader_py._split.ranges import Piece, plan, splittable
+from msgpack_reader_py._stream import compression
+from msgpack_reader_py._stream.compression import (
     CompressedDataError,
     ZstdFrame,
     ZstdFrom,
@@ -25,9 +30,6 @@ from msgpack_reader_py.compression import (
     zstd_frame,
     zstd_layout,
 )
-from msgpack_reader_py.generator import get_iter, pack_items
-from msgpack_reader_py.options import ReadOptions
-from msgpack_reader_py.ranges import Piece, plan, splittable
 from tests.helpers import drain, examples, packed, zstd_frames
 from tests.test_ranges import Carrier, in_ranges, sequential, write
 

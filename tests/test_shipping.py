@@ -1,4 +1,4 @@
-"""Record types sent to other processes (msgpack_reader_py.shipping): a class of ``__main__``
+"""Record types sent to other processes (msgpack_reader_py._types.shipping): a class of ``__main__``
 arrives by value with its fields, options and checks, what msgspec cached on it left behind;
 its instances come back as the sender's own class; what cannot be sent says so in one line.
 
@@ -26,11 +26,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from msgpack_reader_py import StreamingReader, shipping
-from msgpack_reader_py.arrow import read_table
-from msgpack_reader_py.errors import ReaderError
-from msgpack_reader_py.record_type import record_fields
-from msgpack_reader_py.shipping import Shipped, UnshippableType, shipped_values
+from msgpack_reader_py import StreamingReader
+from msgpack_reader_py._arrow.reader import read_table
+from msgpack_reader_py._base.errors import ReaderError
+from msgpack_reader_py._types import shipping
+from msgpack_reader_py._types.record_type import record_fields
+from msgpack_reader_py._types.shipping import Shipped, UnshippableType, shipped_values
 
 CELL = """
 import dataclasses

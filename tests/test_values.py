@@ -1,4 +1,4 @@
-"""Untyped records (``msgpack_reader_py.values``): read exactly, written as documented JSON."""
+"""Untyped records (``msgpack_reader_py._readers.values``): read exactly, written as documented JSON."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from msgpack_reader_py import DecodeError, RecordError
-from msgpack_reader_py.ext import rfc3339
-from msgpack_reader_py.values import ValueReader, event_time
-from msgpack_reader_py.writers import JsonLines, json_text
+from msgpack_reader_py._base.ext import rfc3339
+from msgpack_reader_py._output.writers import JsonLines, json_text
+from msgpack_reader_py._readers.values import ValueReader, event_time
 
 from .helpers import drain, examples
 

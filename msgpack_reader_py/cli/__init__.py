@@ -22,12 +22,19 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
-from .._log import logger
-from ..atomic import stop, stopped
-from ..follow import check_followable
-from ..generator import DEFAULT_SEED, get_iter, pack_items
-from ..options import ReadOptions
-from . import convert, count, generate, index, inspect, read, schema, stats
+from .._base.log import logger
+from .._base.options import ReadOptions
+from .._output.atomic import stop, stopped
+from .._reference.generator import DEFAULT_SEED, get_iter, pack_items
+from .._stream.follow import check_followable
+from . import _convert as convert
+from . import _count as count
+from . import _generate as generate
+from . import _index as index
+from . import _inspect as inspect
+from . import _read as read
+from . import _schema as schema
+from . import _stats as stats
 from ._common import (
     DEFAULT_MESSAGES,
     EXIT_BROKEN_PIPE,
@@ -40,7 +47,7 @@ from ._common import (
     paragraph,
     reading,
 )
-from .read import summarise
+from ._read import summarise
 
 __all__ = ["build_parser", "main"]
 
