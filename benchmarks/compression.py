@@ -31,9 +31,9 @@ from typing import Any
 
 from msgpack_reader_py import generate
 from msgpack_reader_py._output.convert import convert
-from msgpack_reader_py._output.writers import Compression
+from msgpack_reader_py._output.formats import Codec
 
-CODECS: tuple[Compression, ...] = ("zstd", "lz4", "snappy", "gzip", "none")
+CODECS: tuple[Codec, ...] = ("zstd", "lz4", "snappy", "gzip", "none")
 RECORDS = 1_000_000
 DATA = "items.msgpack"
 
@@ -67,7 +67,7 @@ def runs(scratch: Path) -> dict[str, Callable[[], int]]:
 
     path = scratch / DATA
 
-    def converting(codec: Compression) -> Callable[[], int]:
+    def converting(codec: Codec) -> Callable[[], int]:
         timed = scratch / f"timed.{codec}.parquet"  # the files read back stay as checked
 
         def run() -> int:

@@ -5,7 +5,7 @@
 Writes one file of ``--records`` generated records and one of ``--ray-records``, then times,
 interleaved ``--repeat`` times so that drift on a shared machine hits each alike:
 
-- ``read_table``: :func:`~msgpack_reader_py._arrow.reader.read_table` of the file, the baseline;
+- ``read_table``: :func:`~msgpack_reader_py.read_table` of the file, the baseline;
 - ``polars_collect``: ``scan_msgpack(path, Item).collect()``: the same rows as a Polars
   ``DataFrame``;
 - ``polars_head``: ``scan_msgpack(path, Item).head(5).collect()``: the scan stops early;

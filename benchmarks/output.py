@@ -33,7 +33,7 @@ from typing import Any
 
 from msgpack_reader_py import StreamingReader
 from msgpack_reader_py._output.convert import convert
-from msgpack_reader_py._output.writers import OutputFormat
+from msgpack_reader_py._output.formats import OutputFormat
 from msgpack_reader_py._readers.values import ValueReader
 from msgpack_reader_py._reference.model import Item
 from msgpack_reader_py.streaming_reader_bench import (

@@ -22,6 +22,7 @@ import msgspec
 import pandas as pd
 import pytest
 
+import msgpack_reader_py
 from msgpack_reader_py import (
     DecodeError,
     Item,
@@ -688,7 +689,7 @@ def test_core_import_loads_no_extra() -> None:
 @pytest.mark.parametrize(
     ("module", "blocked", "extra"),
     [
-        ("msgpack_reader_py._arrow.reader", "pyarrow", "arrow"),
+        ("msgpack_reader_py:read_table", "pyarrow", "arrow"),
         ("msgpack_reader_py.dask", "dask", "dask"),
         ("msgpack_reader_py.dask", "pandas", "dask"),
         ("msgpack_reader_py.dask", "fsspec", "dask"),
@@ -704,9 +705,15 @@ def test_a_missing_extra_says_what_to_install(
     for name in [name for name in sys.modules if name.partition(".")[0] == blocked]:
         monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.setitem(sys.modules, blocked, None)
-    monkeypatch.delitem(sys.modules, module, raising=False)
+    path, _, attribute = module.partition(":")
+    for name in [path, "msgpack_reader_py._arrow.reader", "msgpack_reader_py._arrow.schema"]:
+        if name != "msgpack_reader_py":
+            monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.delitem(msgpack_reader_py.__dict__, attribute or "-", raising=False)
     with pytest.raises(MissingExtraError) as caught:
-        importlib.import_module(module)
+        getattr(importlib.import_module(path), attribute) if attribute else importlib.import_module(
+            path
+        )
     assert isinstance(caught.value, ModuleNotFoundError)
     assert caught.value.name == blocked
     message = str(caught.value)
@@ -715,7 +722,8 @@ def test_a_missing_extra_says_what_to_install(
     assert message.endswith(
         f": pip install {blocked} (or install msgpack-reader-py with its '{extra}' extra)"
     )
-    assert message.startswith(f"{module} needs {blocked}, which is not installed")
+    what = "the Arrow readers (read_table, read_batches, BatchReader, arrow_schema)"
+    assert message.startswith(f"{what if attribute else path} needs {blocked}, which is not")
 
 
 def test_cli_convert_to_parquet_without_pyarrow_fails_in_one_line(tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ import typing
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ._base.checks import positive
 from ._base.extras import missing_extra
 
 try:
@@ -397,9 +398,7 @@ def _blocksize(blocksize: int | str | None) -> int | None:
         return int(AUTO_BLOCKSIZE)
     if blocksize is None:
         return None
-    if isinstance(blocksize, bool) or not isinstance(blocksize, int) or blocksize <= 0:
-        raise ValueError(f"blocksize must be a positive int, 'default' or None, got {blocksize!r}")
-    return blocksize
+    return int(positive("blocksize", blocksize, allowed=("default", None)))
 
 
 def _first_column(record_type: Any) -> str:
@@ -412,7 +411,7 @@ def pandas_dtypes(record_type: Any = Item) -> dict[str, Any]:
     ``int64``, ``float64`` and ``bool`` for plain fields, their nullable forms (``Int64``,
     ``Float64``, ``boolean``) for ``X | None`` fields, ``string[pyarrow]`` for ``str`` (and
     string enums and literals) and for a column of JSON text (a field of no one type:
-    :data:`~msgpack_reader_py._arrow.reader.JSON`), ``object`` for ``bytes`` and ``None``,
+    :data:`~msgpack_reader_py.JSON`), ``object`` for ``bytes`` and ``None``,
     ``datetime64[us, UTC]`` for ``datetime``, and ``pandas.ArrowDtype`` of the Arrow type for
     nested records (struct), lists and maps.
     """
@@ -466,7 +465,7 @@ def read_bag(
 
     Records are ``record_type`` objects, built as :class:`~msgpack_reader_py.StreamingReader`
     builds them (``Item`` by default), with the reading options
-    (:class:`~msgpack_reader_py._base.options.ReadOptions`: ``ext_hook``, ``on_error``, ...; not
+    (:class:`~msgpack_reader_py.ReadOptions`: ``ext_hook``, ``on_error``, ...; not
     ``follow``), which travel to the workers. With ``on_error="skip"``, each file's skipped
     records are counted on the ``msgpack_reader_py`` logger where it is read. The files are
     listed now and read when the bag is computed.
@@ -497,7 +496,7 @@ def read_dataframe(
 
     Partitions as :func:`read_bag` cuts them, one column per field of ``record_type``, with the
     dtypes of :func:`pandas_dtypes`; each file or range is read as
-    :func:`~msgpack_reader_py._arrow.reader.read_batches` reads (records validated, no record object
+    :func:`~msgpack_reader_py.read_batches` reads (records validated, no record object
     built) with the reading options, as :func:`read_bag` takes them, building only the columns
     a computation uses (Dask's projection). The files are listed (and sized) now and read when
     the frame is computed, on whatever scheduler is active: a ``distributed.Client`` sends the

@@ -9,8 +9,8 @@ Needs the ``ray`` extra (``pip install '.[ray]'`` in the project's clone).
 
 A file is cut into byte ranges, each read by its own task anywhere on the cluster; where each
 range's first record starts is guessed, then proved by a chain of small tasks that pass on
-only where each range's records run (:mod:`~msgpack_reader_py._split.ranges`), so the dataset's rows,
-their order and any error are exactly those of :func:`~msgpack_reader_py._arrow.reader.read_table`
+only where each range's records run (:mod:`._split.ranges`), so the dataset's rows,
+their order and any error are exactly those of :func:`~msgpack_reader_py.read_table`
 reading each file in turn.
 
 The record type travels to the tasks as :mod:`~msgpack_reader_py._types.shipping` sends it: by
@@ -26,6 +26,7 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ._base.checks import positive
 from ._base.extras import missing_extra
 
 try:
@@ -143,11 +144,8 @@ Part = tuple["ray.ObjectRef[pa.Table]", "ray.ObjectRef[_Outcome]"]
 
 
 def _blocksize(blocksize: int | None) -> int | None:
-    if blocksize is None:
-        return None
-    if isinstance(blocksize, bool) or not isinstance(blocksize, int) or blocksize <= 0:
-        raise ValueError(f"blocksize must be a positive int or None, got {blocksize!r}")
-    return blocksize
+    checked: int | None = positive("blocksize", blocksize, allowed=(None,))
+    return checked
 
 
 def _cpus() -> int:
@@ -226,9 +224,9 @@ def read_msgpack(
 ) -> ray.data.Dataset:
     """A Ray Data ``Dataset`` of the records of every file ``paths`` names, as Arrow rows.
 
-    Its rows are exactly those of :func:`~msgpack_reader_py._arrow.reader.read_table` reading each file
+    Its rows are exactly those of :func:`~msgpack_reader_py.read_table` reading each file
     in turn, in that order, with the schema of
-    :func:`~msgpack_reader_py._arrow.reader.arrow_schema` (the ``columns`` asked for, in that order): a
+    :func:`~msgpack_reader_py.arrow_schema` (the ``columns`` asked for, in that order): a
     block per byte range of a file, or per file where it is read whole. An empty file gives
     no rows.
 
@@ -239,9 +237,9 @@ def read_msgpack(
 
     Args:
         paths: a local path, a glob (``*``, ``?``, ``[...]``, ``**`` for any depth), or a list
-            of them (:func:`~msgpack_reader_py._stream.files.local_files`); the files are read by the
+            of them (:func:`~._stream.files.local_files`); the files are read by the
             cluster's workers, so they must see them at the same paths.
-        record_type: any record type :func:`~msgpack_reader_py._arrow.reader.read_batches` reads.
+        record_type: any record type :func:`~msgpack_reader_py.read_batches` reads.
             Default ``Item``.
         blocksize: the size in bytes of the ranges a file is read in, each by a task; default
             eight per CPU of the cluster, each between 1 MiB and 64 MiB. A compressed file
@@ -251,7 +249,7 @@ def read_msgpack(
         columns: the names of the columns to build, in the order wanted (default: every
             field). The other fields are still decoded and checked, as ``read_batches`` does.
         options, **keywords: the reading options
-            (:class:`~msgpack_reader_py._base.options.ReadOptions`: ``ext_hook``, ``on_error``, ...;
+            (:class:`~msgpack_reader_py.ReadOptions`: ``ext_hook``, ``on_error``, ...;
             not ``follow``), which travel to the tasks. With ``on_error="skip"`` each file's
             skipped records are counted on the ``msgpack_reader_py`` logger, here.
 

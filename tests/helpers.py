@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     import pytest
 
-    from msgpack_reader_py._output.writers import OutputFormat
+    from msgpack_reader_py._output.formats import OutputFormat
 
 
 # --- records and their bytes -----------------------------------------------------------------

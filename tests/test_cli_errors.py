@@ -20,7 +20,7 @@ import pytest
 
 from msgpack_reader_py import Item, cli, pack_items
 from msgpack_reader_py._output import convert as convert_module
-from msgpack_reader_py._output import writers
+from msgpack_reader_py._output import text as writers
 from msgpack_reader_py.cli import generate as cli_generate
 from msgpack_reader_py.cli import main
 from msgpack_reader_py.cli import read as cli_read

@@ -19,7 +19,7 @@ import pytest
 
 from msgpack_reader_py import Item, pack_items
 from msgpack_reader_py._output.convert import convert
-from msgpack_reader_py._output.writers import OutputFormat
+from msgpack_reader_py._output.formats import OutputFormat
 from msgpack_reader_py.cli import main
 
 from .helpers import (

@@ -17,7 +17,7 @@ import pytest
 
 from msgpack_reader_py import Item
 from msgpack_reader_py._output import atomic
-from msgpack_reader_py._output.writers import OutputFormat
+from msgpack_reader_py._output.formats import OutputFormat
 from msgpack_reader_py.cli import main
 
 from .helpers import (

@@ -13,7 +13,7 @@ import pytest
 from tqdm import tqdm
 
 from msgpack_reader_py import Item, get_iter, pack_items
-from msgpack_reader_py._output.writers import OutputFormat
+from msgpack_reader_py._output.formats import OutputFormat
 from msgpack_reader_py.cli import main
 
 from .helpers import (

@@ -28,7 +28,6 @@ from msgpack_reader_py import (
     StreamingReader,
     TruncatedStreamError,
     get_iter,
-    item_to_list,
     pack_items,
 )
 from msgpack_reader_py._arrow.reader import BatchReader
@@ -134,7 +133,7 @@ def test_value_reader_follows_a_growing_file(tmp_path: Path, looks: Looks) -> No
     caught_up(tail, len(items), looks)
     reader.close()
     tail.ended_quietly()
-    assert tail.got == [item_to_list(item) for item in items]
+    assert tail.got == [item.to_list() for item in items]
     assert not is_open(path)
 
 

@@ -1,4 +1,4 @@
-"""The sidecar index (msgpack_reader_py._split.index): written beside a file, used to seek and to split
+"""The sidecar index (``_split.index``): written beside a file, used to seek and to split
 without guessing, ignored with a note when it no longer fits its file, extended as a file grows."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""--select and --where: records filtered and projected in SQL by DuckDB (msgpack_reader_py._output.query),
+"""--select and --where: records filtered and projected in SQL by DuckDB (``_output.query``),
 in the library's convert() and on the command line's dump, head, tail and convert."""
 
 from __future__ import annotations

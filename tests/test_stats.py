@@ -1,4 +1,4 @@
-"""``msgpack_reader_py._analysis.stats``: every statistic checked against one worked out here, directly,
+"""``_analysis.stats``: every statistic checked against one worked out here, directly,
 for arbitrary records (a property), and the sketches' estimates against their stated bounds."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Untyped records (``msgpack_reader_py._readers.values``): read exactly, written as documented JSON."""
+"""Untyped records (``ValueReader``): read exactly, written as documented JSON."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from msgpack_reader_py import DecodeError, RecordError
 from msgpack_reader_py._base.ext import rfc3339
-from msgpack_reader_py._output.writers import JsonLines, json_text
+from msgpack_reader_py._base.json_text import json_text
+from msgpack_reader_py._output.text import JsonLines
 from msgpack_reader_py._readers.values import ValueReader, event_time
 
 from .helpers import drain, examples

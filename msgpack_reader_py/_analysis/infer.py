@@ -196,7 +196,7 @@ class Inferred:
         ``path (what was seen)``, e.g. ``"inner.code (int, str)"``."""
         self.checked: int | None = None
         """How many records the types were checked against, all fitting (see
-        :func:`~msgpack_reader_py._analysis.inferred.infer_sources`); ``None``: not checked."""
+        :func:`~msgpack_reader_py.infer_sources`); ``None``: not checked."""
         self.every = False
         """Whether those were every record of the sources: false where only the first were
         seen (``infer_from=N``, a stream longer than what is kept of it) or broken data ended

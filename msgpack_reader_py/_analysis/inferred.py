@@ -27,6 +27,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+from .._base.checks import positive
 from .._base.errors import ReaderError, TruncatedStreamError
 from .._base.options import ReadKeywords, ReadOptions
 from .._readers.streaming_reader import StreamingReader
@@ -73,10 +74,7 @@ _CHECKED_AT_ONCE = 65536  # records checked between two looks at how many did no
 
 def check_infer_from(infer_from: Any) -> None:
     """Refuse an ``infer_from`` that is not ``None``, ``"all"`` or a positive int."""
-    if infer_from is None or infer_from == "all":
-        return
-    if isinstance(infer_from, bool) or not isinstance(infer_from, int) or infer_from <= 0:
-        raise ValueError(f"infer_from must be a positive int, 'all' or None; got {infer_from!r}")
+    positive("infer_from", infer_from, allowed=("all", None))
 
 
 def infer_sources(
@@ -98,7 +96,7 @@ def infer_sources(
     are the readers'. Broken data ends what is seen: the types are inferred from the records
     before it, and :attr:`~.infer.Inferred.error` holds the reader's error, which reading the
     sources raises in its turn (it is raised at once where no record comes before it).
-    Records that are not maps or arrays raise :class:`~msgpack_reader_py._analysis.infer.InferenceError`.
+    Records that are not maps or arrays raise :class:`~msgpack_reader_py.InferenceError`.
     """
     check_infer_from(infer_from)
     read = ReadOptions.of(options, dict(keywords), "infer_sources()")
@@ -172,7 +170,7 @@ def files_type(files: Sequence[str], infer_from: InferFrom, options: ReadOptions
 def table_type(inferred: Inferred) -> Any:
     """The record type of the inferred records' columns: Structs that refuse unknown keys (a
     record the inference never saw is no record of them), a field whose values do not mix
-    ``Any`` (a column of JSON text, :func:`~msgpack_reader_py._arrow.reader.arrow_schema`)."""
+    ``Any`` (a column of JSON text, :func:`~msgpack_reader_py.arrow_schema`)."""
     return inferred.record_type("struct", checked=True, columns=True)
 
 

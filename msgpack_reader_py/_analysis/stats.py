@@ -63,7 +63,7 @@ import msgpack
 import msgspec
 from msgspec.msgpack import Ext
 
-from .._output.writers import json_text
+from .._base.json_text import json_text
 from .._types.record_type import record_fields, record_kind
 
 __all__ = [

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-__all__ = ["MissingExtraError", "missing_extra", "require"]
+__all__ = ["ARROW_FEATURE", "MissingExtraError", "missing_extra", "require"]
+
+ARROW_FEATURE = "the Arrow readers (read_table, read_batches, BatchReader, arrow_schema)"
+"""How a missing pyarrow names what needed it."""
 
 
 class MissingExtraError(ModuleNotFoundError):
@@ -17,7 +20,7 @@ def missing_extra(exc: ModuleNotFoundError, extra: str, *, feature: str) -> Miss
         try:
             import pyarrow as pa
         except ModuleNotFoundError as exc:
-            raise missing_extra(exc, "arrow", feature="msgpack_reader_py._arrow.reader") from None
+            raise missing_extra(exc, "arrow", feature=ARROW_FEATURE) from None
     """
     # A package that re-raises its own dependency's failure may leave the name on the cause.
     cause = exc.__cause__ or exc.__context__

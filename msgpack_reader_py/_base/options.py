@@ -1,7 +1,7 @@
 """The reading options: one frozen value, checked once, that every reader takes.
 
 Every entry point (:class:`~msgpack_reader_py.StreamingReader`, the asynchronous reader,
-:class:`~msgpack_reader_py._readers.values.ValueReader`, the Arrow readers, Dask, ``convert`` and the
+:class:`~msgpack_reader_py.ValueReader`, the Arrow readers, Dask, ``convert`` and the
 command line) takes the same keyword arguments, with the same defaults and meaning: the fields
 of :class:`ReadOptions`. They are gathered into one ``ReadOptions``, checked when it is made
 (a bad value fails at the call, not while reading), and handed on whole: to the reading loop,
@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal, TypedDict
 
+from .checks import positive
 from .ext import ExtHook
 
 __all__ = [
@@ -57,9 +58,7 @@ class ReadOptions:
         if self.on_error not in ("raise", "skip"):
             raise ValueError(f"on_error must be 'raise' or 'skip', got {self.on_error!r}")
         for name in ("max_record_size", "read_size"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+            positive(name, getattr(self, name))
         for name in ("forbid_unknown_keys", "decompress", "follow"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")

@@ -18,6 +18,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from .._analysis.infer import Inferred
 from .._analysis.inferred import InferFrom, check_infer_from, infer_sources, table_type, unseen
+from .._base.checks import count_of
 from .._base.errors import RecordError
 from .._base.options import ReadKeywords, ReadOptions
 from .._readers.streaming_reader import PieceReader, SourceReader, chained, check_start
@@ -28,16 +29,10 @@ from .._split.ranges import Flattened
 from .._stream.delivery import KEPT_ERRORS, Batches, Plan
 from .._stream.sources import Source
 from .atomic import NamedOutput, replacing
+from .columnar import columns_out
+from .formats import COLUMNAR, FORMATS, Codec, OutputFormat, output_settings
 from .query import Query
-from .writers import (
-    COLUMNAR,
-    FORMATS,
-    Compression,
-    OutputFormat,
-    columns_out,
-    output_settings,
-    text_out,
-)
+from .text import text_out
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -77,7 +72,7 @@ def convert(
     start: int = 0,
     workers: int | None = None,
     blocksize: int | None = None,
-    compression: Compression | None = None,
+    compression: Codec | None = None,
     row_group_size: int | None = None,
     select: Sequence[str] | None = None,
     where: str | None = None,
@@ -93,7 +88,7 @@ def convert(
     arrive and left open, or ``None``: nothing is written, and the result counts the records
     that would be (those ``where`` keeps, every one checked). Records are checked against
     ``record_type`` as :class:`~msgpack_reader_py.StreamingReader` checks them; broken data
-    raises the reader's :class:`~msgpack_reader_py._base.errors.ReaderError` (its ``source`` naming
+    raises the reader's :class:`~msgpack_reader_py.ReaderError` (its ``source`` naming
     the source, where the reader knows a name), after every record before it was written to a
     stream.
     ``on_error="skip"`` passes over records that are not records of the type instead, and
@@ -102,13 +97,13 @@ def convert(
     file's size counts) after each batch.
 
     ``options`` and the keyword arguments are the reading options of
-    :class:`~msgpack_reader_py._base.options.ReadOptions`, for every source (``follow`` follows the
+    :class:`~msgpack_reader_py.ReadOptions`, for every source (``follow`` follows the
     last one, until ``KeyboardInterrupt`` or ``limit``; the records to infer a type from are
     those the file holds when it starts).
 
-    ``record_type=None`` reads records untyped (:mod:`~msgpack_reader_py._readers.values`): JSON Lines
+    ``record_type=None`` reads records untyped (:class:`~msgpack_reader_py.ValueReader`): JSON Lines
     writes each as the value it is; CSV, Parquet and Arrow need columns, so a record type is
-    inferred (:func:`~msgpack_reader_py._analysis.inferred.infer_sources`) and
+    inferred (:func:`~msgpack_reader_py.infer_sources`) and
     :attr:`Conversion.inferred` holds it: by default from every record, so that no value is
     ever dropped (a stream, which cannot be read twice, is kept in a temporary file up to
     :data:`~msgpack_reader_py._analysis.inferred.SPOOL_LIMIT` bytes, all of it with
@@ -117,22 +112,22 @@ def convert(
     a value or a type they do not hold is a located ``RecordError`` naming it, never a record
     written short. ``kinds=False`` merges records of several kinds into one type. A field
     whose values do not mix is a column of JSON text. ``ext_hook`` is the reader's; untyped,
-    :func:`~msgpack_reader_py._base.ext.fluentd_event_time` keeps EventTime's nanoseconds.
+    :func:`~msgpack_reader_py.fluentd_event_time` keeps EventTime's nanoseconds.
     Read untyped, a source whose first bytes look like something other than MessagePack (JSON,
-    text, Parquet, ...) is refused, as :class:`~msgpack_reader_py._readers.values.ValueReader` says;
+    text, Parquet, ...) is refused, as :class:`~msgpack_reader_py.ValueReader` says;
     ``force=True`` reads it anyway.
     ``limit`` stops after that many records, reading no further. ``start`` passes over the
     first ``start`` records of the sources, in all, framed but not decoded (as
     :class:`~msgpack_reader_py.StreamingReader`'s ``start``).
     ``workers`` reads each file in byte ranges on that many processes (``0``: one per core),
-    as :func:`~msgpack_reader_py._arrow.reader.read_batches` does: the output is byte for byte what
+    as :func:`~msgpack_reader_py.read_batches` does: the output is byte for byte what
     one process writes; a source that cannot be split (stdin, a compressed file, untyped
     records), and any conversion with ``start`` or ``limit``, is read in this process.
     A stream destination is flushed after each batch, so that what was read is there to see.
 
     ``select`` (paths of fields, ``b.c`` a field of a nested record) and ``where`` (an SQL
     expression) keep the records that satisfy ``where``, with the ``select`` fields, as
-    :class:`~msgpack_reader_py._output.query.Query` says (the ``duckdb`` extra): the records are read
+    :class:`~.query.Query` says (the ``duckdb`` extra): the records are read
     as Arrow columns, and untyped records get a record type inferred as for Parquet. ``start``
     counts the records of the sources, ``limit`` the records written. ``last`` writes only
     the last ``last`` records (of those ``where`` keeps), holding that many in memory until
@@ -142,10 +137,10 @@ def convert(
     ``row_group_size`` records in each row group but the last, cut at the same records with
     any ``workers``), ``arrow`` (the Arrow IPC file format, also known as Feather v2),
     ``csv`` (a header row, then one row per record; text as it is, anything else as its JSON
-    text, as :class:`~msgpack_reader_py._output.writers.CsvRows` writes it),
+    text, as :class:`~msgpack_reader_py._output.text.CsvRows` writes it),
     ``jsonl`` (one JSON value per line: a record is an object keyed by field
     name), ``table`` (aligned columns for a person to read, as
-    :class:`~msgpack_reader_py._output.writers.TableRows` lays them out). JSON is written as
+    :class:`~msgpack_reader_py._output.text.TableRows` lays them out). JSON is written as
     :mod:`~msgpack_reader_py._output.writers` describes; ``allow_nan`` writes NaN and the infinities
     as Python's ``json`` does instead of ``null``.
 
@@ -162,10 +157,7 @@ def convert(
     output_settings(to, compression, row_group_size)  # refused at the call
     read = ReadOptions.of(options, dict(keywords), "convert()")
     for name, count in (("limit", limit), ("last", last)):
-        if count is not None and (
-            isinstance(count, bool) or not isinstance(count, int) or count < 0
-        ):
-            raise ValueError(f"{name} must be a non-negative int or None, got {count!r}")
+        count_of(name, count, allowed=(None,))
     if limit is not None and last is not None:
         raise ValueError("give limit (the first records) or last (the last ones), not both")
     check_start(start)
@@ -227,7 +219,7 @@ class _Job:
     last: int | None = None
     workers: int | None = None
     blocksize: int | None = None
-    compression: Compression | None = None
+    compression: Codec | None = None
     row_group_size: int | None = None
 
     def _batches(self, source: Source, last: bool, start: int) -> SourceReader[Any]:

@@ -132,7 +132,7 @@ class AsyncStreamingReader(ReaderBase[T]):
         source: what to read (see above).
         record_type: the type each record becomes. Default :class:`Item`.
         mapper, options, **keywords: as :class:`~msgpack_reader_py.StreamingReader`'s (the
-            reading options of :class:`~msgpack_reader_py._base.options.ReadOptions`); ``follow``
+            reading options of :class:`~msgpack_reader_py.ReadOptions`); ``follow``
             follows a path, and ``decompress`` applies to what is not awaited.
     """
 

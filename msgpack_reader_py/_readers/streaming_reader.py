@@ -19,6 +19,7 @@ from collections.abc import Callable, Generator, Iterator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
+from .._base.checks import count_of
 from .._base.errors import RecordError
 from .._base.options import ReadKeywords, ReadOptions
 from .._reference.model import Item
@@ -212,7 +213,7 @@ class ReaderBase(Generic[T]):
 
 class SourceReader(ReaderBase[T]):
     """What every synchronous reader of one source shares: :class:`StreamingReader` and
-    :class:`~msgpack_reader_py._arrow.reader.BatchReader` are both one.
+    :class:`~msgpack_reader_py.BatchReader` are both one.
 
     An iterator and a context manager (leaving the ``with`` block closes it); its lifecycle
     is :class:`ReaderBase`'s.
@@ -255,7 +256,7 @@ class StreamingReader(SourceReader[T]):
     as an open file, ``io.BytesIO``, ``sys.stdin.buffer``, ``socket.makefile("rb")`` or
     ``gzip.open(...)``. A text stream is refused with ``TypeError``.
 
-    Each record becomes a ``record_type`` (:class:`~msgpack_reader_py._reference.model.Item` by
+    Each record becomes a ``record_type`` (:class:`~msgpack_reader_py.Item` by
     default): a dataclass, a ``typing.NamedTuple``, a ``msgspec.Struct`` or a ``tuple[...]``
     type, whose fields may themselves be such record types, to any depth. A record, and every
     record nested in it, may be a MessagePack array of its fields in order (trailing fields
@@ -270,9 +271,9 @@ class StreamingReader(SourceReader[T]):
     or fails, and when the reader is garbage-collected; a stream you passed stays open.
     ``close()`` may be called more than once. A reader belongs to one thread, except that
     ``close()`` may come from another to end a reader that follows a file.
-    :class:`~msgpack_reader_py._readers.aio.AsyncStreamingReader` is the same reader for ``async for``.
+    :class:`~msgpack_reader_py.AsyncStreamingReader` is the same reader for ``async for``.
 
-    Broken data raises a :class:`~msgpack_reader_py._base.errors.ReaderError` naming the failing
+    Broken data raises a :class:`~msgpack_reader_py.ReaderError` naming the failing
     record's ``index`` and byte ``offset``, after every good record before it was yielded;
     the reader is then finished. I/O errors from the source (``OSError``) pass through as they
     are. Offsets count from where the reader started reading the source. Errors carry the
@@ -290,14 +291,14 @@ class StreamingReader(SourceReader[T]):
             (their sizes read, the stream's framing checked) but not decoded, so no record is
             built or checked before it, and a stream broken before it still fails there.
             Offsets and indexes still count from the stream's start. Default 0.
-        options: a :class:`~msgpack_reader_py._base.options.ReadOptions`, the reading options as one
+        options: a :class:`~msgpack_reader_py.ReadOptions`, the reading options as one
             value; keyword arguments given beside it take the place of its own.
-        **keywords: the reading options (:class:`~msgpack_reader_py._base.options.ReadOptions`):
+        **keywords: the reading options (:class:`~msgpack_reader_py.ReadOptions`):
 
             - ``ext_hook``: ``ext_hook(code, data) -> value`` turns extension types other than
               the timestamp (-1) into values, as in msgpack and msgspec; it is called where a
               field accepts ``Any`` or ``datetime``, so that a field annotated ``datetime`` can
-              take the value it returns (see :func:`~msgpack_reader_py._base.ext.fluentd_event_time`).
+              take the value it returns (see :func:`~msgpack_reader_py.fluentd_event_time`).
               An exception it raises becomes a ``RecordError``.
             - ``forbid_unknown_keys``: refuse a map-shaped record (or nested record) with a key
               that names no field, as a ``RecordError``. Default ``False``: such keys are
@@ -418,8 +419,7 @@ class PieceReader(SourceReader[Any]):
 
 def check_start(start: int) -> None:
     """Refuse a ``start`` that is no record's index."""
-    if isinstance(start, bool) or not isinstance(start, int) or start < 0:
-        raise ValueError(f"start must be a non-negative int, got {start!r}")
+    count_of("start", start)
 
 
 def chained(batches: Iterator[list[Any] | Pending]) -> Iterator[Any]:

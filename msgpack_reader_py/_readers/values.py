@@ -53,7 +53,7 @@ class ValueDecoder:
     """The decoder of a plan with no record type: each record as msgpack decodes it (see the
     module's docstring). ``ext_hook(code, data)`` turns extensions other than the timestamp
     into values; an exception it raises makes the record a ``RecordError``.
-    :func:`~msgpack_reader_py._base.ext.fluentd_event_time`, the typed readers' hook, is read as
+    :func:`~msgpack_reader_py.fluentd_event_time`, the typed readers' hook, is read as
     :func:`event_time`: the same EventTime, to the nanosecond."""
 
     def __init__(self, ext_hook: ExtHook | None = None) -> None:
@@ -117,7 +117,7 @@ class ValueReader(SourceReader[Any]):
     Untyped, almost any bytes are MessagePack: JSON or plain text reads as a stream of small
     integers. So a stream whose first bytes look like something else (JSON, text, UTF-16,
     Parquet, Arrow, zip, 7z, LZ4, snappy, or compressed data not being decompressed) is refused
-    before its first record, with a :class:`~msgpack_reader_py._base.errors.DecodeError` at record 0
+    before its first record, with a :class:`~msgpack_reader_py.DecodeError` at record 0
     that says what it looks like; ``force=True`` reads its bytes anyway.
     """
 

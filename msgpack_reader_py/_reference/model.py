@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-__all__ = ["ITEM_VALUES", "Item", "ItemTuple", "ItemValues", "item_to_list"]
+__all__ = ["ITEM_VALUES", "Item", "ItemTuple", "ItemValues"]
 
 
 @dataclass(slots=True)
@@ -47,11 +47,6 @@ class Item:
             self.filename,
             self.path,
         ]
-
-
-def item_to_list(item: Item) -> list[Any]:
-    """Return the wire form of ``item`` (the same as ``item.to_list()``)."""
-    return item.to_list()
 
 
 class ItemTuple(NamedTuple):

@@ -17,6 +17,7 @@ from typing import Any
 
 import msgpack
 
+from .._base.checks import positive
 from .._base.log import logger
 from .._base.options import ReadOptions
 from .._output.atomic import replacing
@@ -78,8 +79,7 @@ def write_index(
     there for the same file, grown or not, with the same ``every``, is extended from where it
     ended: only the bytes after it are framed. Broken framing raises the reader's error, and
     no index is written."""
-    if isinstance(every, bool) or not isinstance(every, int) or every <= 0:
-        raise ValueError(f"every must be a positive int, got {every!r}")
+    positive("every", every)
     read = dataclasses.replace(options or ReadOptions(), decompress=False, follow=False)
     with open(path, "rb") as stream:
         kind = compression(stream.read(6))

@@ -22,6 +22,7 @@ from collections.abc import Generator, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .._base.checks import count_of
 from .._base.options import ReadOptions, refuse_follow
 from .._stream.delivery import SkipLog
 from .._types.decoding import record_decoder
@@ -54,10 +55,8 @@ def split(source: Any, record_type: Any, options: ReadOptions, workers: int | No
 
 def worker_count(workers: int | None) -> int:
     """How many processes ``workers`` asks for: ``None`` one, ``0`` one per core."""
-    if workers is None:
+    if count_of("workers", workers, allowed=(None,)) is None:
         return 1
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
-        raise ValueError(f"workers must be a non-negative int or None, got {workers!r}")
     return workers or os.cpu_count() or 1
 
 

@@ -47,6 +47,7 @@ from typing import IO, Any, Protocol, TypeVar
 import msgpack
 import msgspec
 
+from .._base.checks import positive
 from .._base.errors import ReaderError, RecordError
 from .._base.options import ReadOptions
 from .._stream.compression import (
@@ -133,8 +134,7 @@ def plan_ranges(
     there, known. With ``entries`` (a zstd file's :attr:`~.compression.ZstdLayout.entries`,
     ``size`` its size decompressed), a range starts only where a frame does: it ends at the
     last frame start within ``blocksize`` of its start, or else at the next one."""
-    if isinstance(blocksize, bool) or not isinstance(blocksize, int) or blocksize <= 0:
-        raise ValueError(f"blocksize must be a positive int, got {blocksize!r}")
+    positive("blocksize", blocksize)
     frames: dict[int, int] = {}
     for offset, at in entries:
         frames.setdefault(offset, at)

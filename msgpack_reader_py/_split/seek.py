@@ -77,14 +77,14 @@ def count_records(
     ``max_record_size``), located as the reader locates it.
 
     With ``workers`` (``0``: one per core), a file is counted in byte ranges on that many
-    processes, as :func:`~msgpack_reader_py._arrow.reader.read_batches` reads one: ``record_type`` is
+    processes, as :func:`~msgpack_reader_py.read_batches` reads one: ``record_type`` is
     then what tells a record's start in the middle of the file (an untyped count is not split);
     the count is the same. A valid sidecar index (:mod:`.index`) of a file gives its count
     at once; only what the file gained since it was indexed is framed.
 
     Almost any bytes frame as values (JSON text is a stream of small integers), so a stream
     whose first bytes look like something other than MessagePack is refused with a
-    ``DecodeError`` at record 0, as :class:`~msgpack_reader_py._readers.values.ValueReader` refuses it;
+    ``DecodeError`` at record 0, as :class:`~msgpack_reader_py.ValueReader` refuses it;
     ``force=True`` counts it anyway.
     """
     read = ReadOptions.of(options, dict(keywords), "count_records()", to_the_end=True)

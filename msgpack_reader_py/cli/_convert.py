@@ -12,15 +12,9 @@ from typing import Any
 
 from .._analysis.infer import InferenceError
 from .._output.atomic import replacing
+from .._output.formats import CODECS, DEFAULT_CODEC, FORMATS, OutputFormat, output_settings
 from .._output.progress import Mode
-from .._output.writers import (
-    COMPRESSIONS,
-    DEFAULT_COMPRESSION,
-    FORMATS,
-    OutputFormat,
-    TableRows,
-    output_settings,
-)
+from .._output.text import TableRows
 from .._split.seek import count_records
 from .._stream.sources import Source, Spooled
 from ._common import (
@@ -145,12 +139,12 @@ def add(commands: Any) -> None:
     query_options(conv)
     conv.add_argument(
         "--compression",
-        choices=COMPRESSIONS,
+        choices=CODECS,
         default=None,
         help="the codec, for parquet and arrow only: parquet takes any (default: "
-        f"{DEFAULT_COMPRESSION['parquet']}, the smallest file at about the speed of snappy on "
+        f"{DEFAULT_CODEC['parquet']}, the smallest file at about the speed of snappy on "
         "the reference data, as measured in doc/RESULTS.md); arrow takes zstd, lz4 or none "
-        f"(default: {DEFAULT_COMPRESSION['arrow']}, a file that can be mapped into memory)",
+        f"(default: {DEFAULT_CODEC['arrow']}, a file that can be mapped into memory)",
     )
     conv.add_argument(
         "--row-group-size",
@@ -333,7 +327,7 @@ def _check_output(args: argparse.Namespace) -> None:
     """Refuse an output option that does nothing for ``--to``, as a usage error."""
     if args.row_group_size is not None and args.to != "parquet":
         raise UsageFailure(f"--row-group-size applies to --to parquet only, not --to {args.to}")
-    if args.compression is not None and args.to not in DEFAULT_COMPRESSION:
+    if args.compression is not None and args.to not in DEFAULT_CODEC:
         raise UsageFailure(f"--compression applies to --to parquet and arrow, not --to {args.to}")
     try:
         output_settings(args.to, args.compression, args.row_group_size)

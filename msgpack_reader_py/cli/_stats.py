@@ -10,7 +10,8 @@ from itertools import islice
 from typing import Any
 
 from .._analysis.stats import DEFAULT_TOP, FieldStats, FieldSummary
-from .._output.writers import cut, display_width, json_text
+from .._base.json_text import json_text
+from .._output.text import cut, display_width
 from ._common import (
     Skips,
     command,
