@@ -21,7 +21,7 @@ from msgpack_reader_py import (
     pack_items,
 )
 from msgpack_reader_py import dask as dask_module
-from msgpack_reader_py._split.ranges import plan, read_range
+from msgpack_reader_py._split.ranges import cut_file, read_range
 from msgpack_reader_py.dask import read_bag, read_dataframe
 from tests.helpers import packed, zstd_frames
 from tests.user_code import TYPES, run_user_code
@@ -79,7 +79,7 @@ def test_a_zstd_file_of_frames_in_many_partitions(
     path = tmp_path / "items.msgpack.zst"
     path.write_bytes(zstd_frames(data, range(4096, len(data), 4096)))
     frame = read_dataframe(str(path), blocksize=10_000)
-    assert frame.npartitions == len(plan(path, 10_000)) > 1
+    assert frame.npartitions == len(cut_file(path, 10_000)) > 1
     assert rows(client.compute(frame).result(timeout=TIMEOUT)) == ITEMS
     bag = read_bag(str(path), blocksize=10_000)
     assert client.compute(bag).result(timeout=TIMEOUT) == ITEMS

@@ -29,9 +29,9 @@ from msgpack_reader_py import (
     get_iter,
     pack_items,
 )
-from msgpack_reader_py._arrow.reader import ArrowPieces, arrow_schema, read_table
+from msgpack_reader_py._arrow.reader import ArrowJob, arrow_schema, read_table
 from msgpack_reader_py._base.options import ReadOptions
-from msgpack_reader_py._split.ranges import Proof, plan, plan_ranges
+from msgpack_reader_py._split.ranges import Proof, cut, cut_file
 from msgpack_reader_py.ray import _read, _settle, _whole, _whole_task, read_msgpack
 from tests.encoders import DATA as DATA_DIR
 from tests.encoders import EVENT_FILES, Event, expected_events
@@ -264,7 +264,7 @@ def test_a_compressed_file_is_read_whole(cluster: None, directory: Path) -> None
 def test_a_zstd_file_of_frames_is_split_where_frames_start(cluster: None, directory: Path) -> None:
     path = write(directory, zstd_frames(DATA, range(5000, len(DATA), 5000)), ".msgpack.zst")
     dataset = read_msgpack(path, blocksize=BLOCKSIZE)
-    assert dataset.num_blocks() == len(plan(path, BLOCKSIZE)) > 1
+    assert dataset.num_blocks() == len(cut_file(path, BLOCKSIZE)) > 1
     assert table_of(dataset).equals(read_table(path))
 
 
@@ -295,7 +295,7 @@ def test_a_file_that_cannot_be_read_fails_no_task(cluster: None, directory: Path
     # A failed task fails both its results; the table, never fetched, would be printed by Ray
     # as an "Unhandled error" traceback when dropped. The failure comes back as a value.
     missing = directory / "absent.msgpack"
-    job = ArrowPieces.of(None)
+    job = ArrowJob.of(None)
     # num_returns=2: a ref per returned value, which Ray's annotations cannot say.
     refs = typing.cast(
         "list[typing.Any]", _whole_task.remote(str(missing), (Item, ReadOptions(), job))
@@ -345,11 +345,11 @@ def test_the_tasks_in_this_process_settle_a_wrong_guess(directory: Path) -> None
     inner = b"".join(msgpack.packb([f"inner{i}", b""]) for i in range(20))
     records = [Carrier(f"outer{i}", inner) for i in range(12)]
     path = str(write(directory, b"".join(msgpack.packb([r.name, r.payload]) for r in records)))
-    job = ArrowPieces.of(None)
+    job = ArrowJob.of(None)
     schema = job.schema(Carrier)
     arguments = (Carrier, ReadOptions(), job)
     proof, tables, rereads = Proof(), [], 0
-    for byte_range in plan_ranges(Path(path).stat().st_size, 97):
+    for byte_range in cut(Path(path).stat().st_size, 97):
         table, spot = _read(path, byte_range, arguments, schema)
         assert spot.value is None  # the proof's chain carries no rows
         outcome, proof = _settle(spot, proof, path, arguments, schema)
@@ -362,7 +362,7 @@ def test_the_tasks_in_this_process_settle_a_wrong_guess(directory: Path) -> None
 
 def test_the_whole_file_task_keeps_the_rows_before_its_error(directory: Path) -> None:
     path = str(corrupt(directory, 5))
-    table, outcome = _whole(path, (Item, ReadOptions(), ArrowPieces.of(["id"])))
+    table, outcome = _whole(path, (Item, ReadOptions(), ArrowJob.of(["id"])))
     assert table.column("id").to_pylist() == [item.id for item in ITEMS[:5]]
     assert isinstance(outcome.error, RecordError)
     assert (outcome.error.index, outcome.table) == (5, None)

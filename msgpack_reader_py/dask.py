@@ -49,7 +49,7 @@ except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subproce
     raise missing_extra(exc, "dask", feature="msgpack_reader_py.dask") from None
 
 from ._arrow.json_columns import JSON, empty_table, storage
-from ._arrow.reader import ArrowPieces, arrow_schema, read_batches
+from ._arrow.reader import ArrowJob, arrow_schema, read_batches
 from ._base.errors import ReaderError
 from ._base.log import note_skipped
 from ._base.options import ReadKeywords, ReadOptions
@@ -61,8 +61,8 @@ from ._split.ranges import (
     Proof,
     RangeArguments,
     Records,
+    cut_file,
     local_path,
-    plan,
     read_range,
     size_of,
     splittable,
@@ -124,7 +124,7 @@ def _ranges(
             return None
     except FileNotFoundError:
         return None  # fails when read, naming the file
-    ranges = plan(file, blocksize, decompress=options.decompress)
+    ranges = cut_file(file, blocksize, decompress=options.decompress)
     return ranges if len(ranges) > 1 else None
 
 
@@ -250,7 +250,7 @@ class _FrameRows:
     stealing, and a stolen one had the range's rows copied to its worker: on two workers, up
     to 2 s of copying in a 5 s read."""
 
-    arrow: ArrowPieces
+    arrow: ArrowJob
     schema: pa.Schema
 
     def plan(self, record_type: Any, options: ReadOptions) -> Plan:
@@ -370,7 +370,7 @@ class _RangeReads(Expr):
 
     def _layer(self) -> dict[Any, Any]:
         shipped, columns = self.record_type, _projection(self)
-        built = ArrowPieces.of(_built(shipped.value, columns))
+        built = ArrowJob.of(_built(shipped.value, columns))
         job = _FrameRows(built, built.schema(shipped.value))
         arguments: RangeArguments = (shipped, self.options, job)
         runs: list[list[int]] = []  # each split file's partitions

@@ -33,7 +33,7 @@ except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subproce
     raise missing_extra(exc, "duckdb", feature="msgpack_reader_py.duckdb") from None
 
 from ._analysis.inferred import files_type
-from ._arrow.reader import DEFAULT_BATCH_SIZE, ArrowPieces, files_batches
+from ._arrow.reader import DEFAULT_BATCH_SIZE, ArrowJob, files_batches
 from ._base.options import ReadKeywords, ReadOptions
 from ._stream.files import Paths, local_files
 
@@ -60,7 +60,7 @@ class _Files:
             record_type = files_type(self.files, infer_from, options)
             reading["workers"] = None  # an inferred type lives in this process only
         self.record_type = record_type
-        self.schema = ArrowPieces.of(reading["columns"]).schema(record_type)
+        self.schema = ArrowJob.of(reading["columns"]).schema(record_type)
         self.reading = {**reading, "options": options}
 
     def reader(self) -> pa.RecordBatchReader:

@@ -37,7 +37,7 @@ try:
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
     raise missing_extra(exc, "ray", feature="msgpack_reader_py.ray") from None
 
-from ._arrow.reader import ArrowPieces, read_batches
+from ._arrow.reader import ArrowJob, read_batches
 from ._base.errors import ReaderError, RecordError
 from ._base.log import note_skipped
 from ._base.options import ReadKeywords, ReadOptions
@@ -46,7 +46,7 @@ from ._split.ranges import (
     ByteRange,
     Piece,
     Proof,
-    plan,
+    cut_file,
     read_range,
     splittable,
 )
@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 
 __all__ = ["read_msgpack"]
 
-Arguments = tuple[Any, ReadOptions, ArrowPieces]
+Arguments = tuple[Any, ReadOptions, ArrowJob]
 """What every range's task reads with: the record type, the options and the job (sent as one
 :class:`~msgpack_reader_py._types.shipping.Shipped`)."""
 
@@ -169,7 +169,7 @@ def _parts(
     try:
         whole = splittable(path, record_type, options) is not None
         workers = 1 if whole or blocksize else cpus()
-        ranges = [] if whole else plan(path, blocksize, workers, decompress=options.decompress)
+        ranges = [] if whole else cut_file(path, blocksize, workers, decompress=options.decompress)
     except OSError:
         whole = True  # its task fails as read_table does, naming the file
     if whole or len(ranges) == 1:
@@ -266,7 +266,7 @@ def read_msgpack(
     """
     read = ReadOptions.of(options, dict(keywords), "read_msgpack()", to_the_end=True)
     size = _blocksize(blocksize)
-    job = ArrowPieces.of(columns)
+    job = ArrowJob.of(columns)
     job.schema(record_type)  # a record type with no Arrow schema, or a bad column, refused here
     files = local_files(paths)
     cpus = functools.cache(_cpus)

@@ -233,7 +233,7 @@ def test_the_union_reads_back_every_kind(form: Any) -> None:
 
 
 def test_flat_merges_the_kinds_into_one_type() -> None:
-    schema = infer(EVENTS, kinds=False)
+    schema = infer(EVENTS, flat=True)
     assert schema.kinds is None
     source = schema.source()
     assert f"class Record:\n{F}    type: str\n    x: int | None = None\n" in source

@@ -757,7 +757,7 @@ def test_untyped_skip_and_tail_seek_through_the_index(
     at = len(packed(records[:1600])) + 1
     assert at > 64 * 1024
     path.write_bytes(data[:at] + b"\xc1" + data[at + 1 :])
-    status, out, err = run(capsys, "dump", str(path), "--skip", "2998", "--format", "jsonl")
+    status, out, err = run(capsys, "dump", str(path), "--start", "2998", "--format", "jsonl")
     assert (status, err) == (0, "")
     assert [json.loads(line) for line in out.splitlines()] == records[2998:]
     status, out, err = run(capsys, "tail", "-n", "2", str(path), "--format", "jsonl")
@@ -765,7 +765,7 @@ def test_untyped_skip_and_tail_seek_through_the_index(
     assert [json.loads(line) for line in out.splitlines()] == records[2998:]
     assert run(capsys, "count", str(path)) == (0, "3000\n", "")
     Path(index_path(path)).unlink()
-    status, _, err = run(capsys, "dump", str(path), "--skip", "2998")
+    status, _, err = run(capsys, "dump", str(path), "--start", "2998")
     assert status == 1
     assert "record 1600 at byte" in error_line(err)
 
@@ -778,7 +778,7 @@ def test_an_index_does_not_let_an_untyped_read_past_a_foreign_head(
     path = tmp_path / "looks.json"
     path.write_bytes(b'{"a": 1}\n' * 200)
     write_index(path, every=10)
-    status, _, err = run(capsys, "dump", str(path), "--skip", "50")
+    status, _, err = run(capsys, "dump", str(path), "--start", "50")
     assert status == 1
     assert "looks like JSON text" in error_line(err)
 

@@ -251,7 +251,7 @@ def test_dump_skip_counts_records_and_limit_counts_matches(
         "dump",
         *ITEM,
         str(items),
-        "--skip",
+        "--start",
         "100",
         "--limit",
         "2",

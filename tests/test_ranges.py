@@ -30,8 +30,8 @@ from msgpack_reader_py._split.ranges import (
     ByteRange,
     RangeStats,
     Records,
+    cut,
     default_blocksize,
-    plan_ranges,
     read_range,
     splittable,
 )
@@ -120,19 +120,19 @@ ITEM_BYTES = pack_items(ITEMS)
 
 
 def test_plan_ranges_cover_the_file_once() -> None:
-    assert plan_ranges(10, 4) == [
+    assert cut(10, 4) == [
         ByteRange(0, 0, 4, known=True),
         ByteRange(1, 4, 8),
         ByteRange(2, 8, 10),
     ]
-    assert plan_ranges(0, 4) == [ByteRange(0, 0, 0, known=True)]
+    assert cut(0, 4) == [ByteRange(0, 0, 0, known=True)]
     # offsets known to start records: a range ends at the last within reach, the next is known
-    assert plan_ranges(20, 8, known=[3, 6, 13, 20]) == [
+    assert cut(20, 8, known=[3, 6, 13, 20]) == [
         ByteRange(0, 0, 6, known=True),
         ByteRange(1, 6, 13, known=True),
         ByteRange(2, 13, 20, known=True),
     ]
-    assert plan_ranges(20, 4, known=[9]) == [
+    assert cut(20, 4, known=[9]) == [
         ByteRange(0, 0, 4, known=True),
         ByteRange(1, 4, 8),
         ByteRange(2, 8, 9),
@@ -141,7 +141,7 @@ def test_plan_ranges_cover_the_file_once() -> None:
         ByteRange(5, 17, 20),
     ]
     with pytest.raises(ValueError, match="blocksize must be a positive int, got 0"):
-        plan_ranges(10, 0)
+        cut(10, 0)
     assert default_blocksize(10, 2) == 1 << 20  # never below a mebibyte
     assert default_blocksize(1 << 40, 2) == 64 << 20  # never above 64 MiB
     assert default_blocksize(400 << 20, 2) == 25 << 20  # eight ranges per worker
@@ -423,7 +423,7 @@ def test_forked_workers_start_with_the_jobs_first_run_done(
 
 def test_a_worker_that_died_reading_nothing_is_still_one_line(tmp_path: Path) -> None:
     path = write(tmp_path, ITEM_BYTES)
-    ranges = plan_ranges(len(ITEM_BYTES), 64)
+    ranges = cut(len(ITEM_BYTES), 64)
     reading = parallel._Reading(multiprocessing.get_context("fork"), 2)
     assert reading.died(ranges, path) == (
         "a worker process reading it in byte ranges ended abruptly (killed, or out of "

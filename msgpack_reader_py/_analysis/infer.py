@@ -369,14 +369,14 @@ def _literal(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def infer(records: Iterable[Any], *, kinds: bool = True) -> Inferred:
+def infer(records: Iterable[Any], *, flat: bool = False) -> Inferred:
     """The record types of ``records`` (untyped values, as
     :class:`~msgpack_reader_py._readers.values.ValueDecoder` gives them). Raises
     :class:`InferenceError` when they are not all maps or all arrays, or there are none.
 
     Maps of several kinds, told apart by a tag (a key whose few string values split the
     records into groups with different keys: ``type``, ``kind``, ``event``, ...), get a
-    class per kind, ``Record`` being their union; ``kinds=False`` merges them into one class.
+    class per kind, ``Record`` being their union; ``flat=True`` merges them into one class.
     """
     top = _Seen()
     seen: list[Any] = []
@@ -399,7 +399,7 @@ def infer(records: Iterable[Any], *, kinds: bool = True) -> Inferred:
     builder = _Builder()
     # An array's tag is its first value: as a map, the records are keyed f0, f1, ...
     keyed = [{f"f{i}": v for i, v in enumerate(r)} for r in seen] if arrays else seen
-    tag = _tag_key(keyed, only="f0" if arrays else None) if kinds else None
+    tag = _tag_key(keyed, only="f0" if arrays else None) if not flat else None
     if tag is not None and not arrays and not all(matchable(k) for r in seen for k in r):
         # A kind's own keys are matched by name in the union's tagged forms: a key msgspec
         # cannot match keeps the records one class.

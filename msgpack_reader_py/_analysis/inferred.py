@@ -81,7 +81,7 @@ def infer_sources(
     sources: Sequence[Source],
     infer_from: InferFrom = None,
     *,
-    kinds: bool = True,
+    flat: bool = False,
     force: bool = False,
     options: ReadOptions | None = None,
     **keywords: Unpack[ReadKeywords],
@@ -91,7 +91,7 @@ def infer_sources(
 
     ``infer_from`` is :data:`InferFrom`; :attr:`~.infer.Inferred.records` counts the records
     the types were inferred from, ``checked`` those they were checked against, and ``every``
-    says whether those were every record of the sources. ``kinds`` is
+    says whether those were every record of the sources. ``flat`` is
     :func:`~.infer.infer`'s; ``force``, :class:`~.values.ValueReader`'s; the reading options
     are the readers'. Broken data ends what is seen: the types are inferred from the records
     before it, and :attr:`~.infer.Inferred.error` holds the reader's error, which reading the
@@ -115,7 +115,7 @@ def infer_sources(
         if len(seen) >= sample or error is not None:
             complete = False
             continue
-        sampled = source if _reopens(source) else _Kept(source)
+        sampled = source if _reopens(source) else _Replayed(source)
         try:
             with ValueReader(_head(sampled), force=force, options=read) as values:
                 seen.extend(itertools.islice(values, sample - len(seen)))
@@ -123,17 +123,17 @@ def infer_sources(
         except ReaderError as exc:
             error = _unless_cut(exc, sampled)
             complete = complete and error is None
-        if isinstance(sampled, _Kept):
+        if isinstance(sampled, _Replayed):
             again[number] = sampled.rewind()
     if not seen and error is not None:
         raise error
-    schema = _inferred(seen, kinds, f"the first {len(seen)} records")
+    schema = _inferred(seen, flat, f"the first {len(seen)} records")
     schema.error = error
     if complete:
         schema.checked = schema.records
         schema.every = all(not isinstance(s, Spooled) or s.complete for s in again)
     elif every:
-        schema = _widened(again, seen, schema, kinds, read, force)
+        schema = _widened(again, seen, schema, flat, read, force)
     return [s.whole() if isinstance(s, Spooled) else s for s in again], schema
 
 
@@ -196,9 +196,9 @@ def _unless_cut(error: ReaderError, source: Any) -> ReaderError | None:
     return None if cut and isinstance(error, TruncatedStreamError) else error
 
 
-def _inferred(seen: list[Any], kinds: bool, which: str) -> Inferred:
+def _inferred(seen: list[Any], flat: bool, which: str) -> Inferred:
     try:
-        return infer(seen, kinds=kinds)
+        return infer(seen, flat=flat)
     except InferenceError as exc:
         raise InferenceError(f"{exc} (in {which})") from None
 
@@ -207,7 +207,7 @@ def _widened(
     sources: Sequence[Source],
     seen: list[Any],
     schema: Inferred,
-    kinds: bool,
+    flat: bool,
     read: ReadOptions,
     force: bool,
 ) -> Inferred:
@@ -232,7 +232,7 @@ def _widened(
             return schema
         seen.extend(found.values())
         which = f"{len(seen)} records, {len(found)} of them the first that did not fit"
-        schema = _inferred(seen, kinds, which)
+        schema = _inferred(seen, flat, which)
 
 
 def _misfits(
@@ -299,7 +299,7 @@ def _records_at(
     return found
 
 
-class _Kept:
+class _Replayed:
     """A stream read twice: first to sample its records, keeping what it gives; then, after
     :meth:`rewind`, the bytes kept followed by the rest of the stream."""
 
@@ -321,7 +321,7 @@ class _Kept:
         self._kept += data
         return data
 
-    def rewind(self) -> _Kept:
+    def rewind(self) -> _Replayed:
         self._again = io.BytesIO(bytes(self._kept))
         self._kept = bytearray()
         return self

@@ -142,7 +142,7 @@ class BatchReader(SourceReader[pa.RecordBatch]):
     ) -> None:
         read = ReadOptions.of(options, dict(keywords), "BatchReader()")
         positive("batch_size", batch_size)
-        job = ArrowPieces.of(columns)
+        job = ArrowJob.of(columns)
         self.schema = job.schema(record_type)  # bad columns refused at the call
         self.batch_size = batch_size
         check_start(start)
@@ -170,7 +170,7 @@ class BatchReader(SourceReader[pa.RecordBatch]):
 
 
 @dataclasses.dataclass(frozen=True)
-class ArrowPieces(Flattened):
+class ArrowJob(Flattened):
     """The Arrow columns of records (``columns``: those named, in that order), a struct array
     per read: what :class:`BatchReader` makes of each run, in this process or, for a byte
     range (:mod:`.ranges`), in a worker."""
@@ -181,14 +181,14 @@ class ArrowPieces(Flattened):
     (:meth:`spooled`); ``None``: they are sent back as they are."""
 
     @classmethod
-    def of(cls, columns: Sequence[str] | None) -> ArrowPieces:
+    def of(cls, columns: Sequence[str] | None) -> ArrowJob:
         """The job building ``columns`` (``None``: every field); a str refused, not taken
         for its letters."""
         if isinstance(columns, str):
             raise TypeError(f"columns must be a sequence of column names, not a str: {columns!r}")
         return cls(None if columns is None else tuple(columns))
 
-    def spooled(self, directory: str) -> ArrowPieces:
+    def spooled(self, directory: str) -> ArrowJob:
         """This job, leaving each range's columns in a file in ``directory``."""
         return dataclasses.replace(self, spool=directory)
 
@@ -238,7 +238,7 @@ class ArrowPieces(Flattened):
 
 @dataclasses.dataclass(frozen=True)
 class _Spooled:
-    """Where a worker left a range's columns (:class:`ArrowPieces`)."""
+    """Where a worker left a range's columns (:class:`ArrowJob`)."""
 
     path: str
 

@@ -39,7 +39,7 @@ EVENT_TIME_CODE = 0
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
 
-def fluentd_event_time(code: int, data: memoryview | bytes) -> datetime.datetime | Ext:
+class _FluentdEventTime:
     """Fluentd's EventTime (ext 0: big-endian uint32 seconds, then uint32 nanoseconds since the
     epoch) as an aware UTC ``datetime``; any other extension type as ``msgspec.msgpack.Ext``.
 
@@ -50,11 +50,37 @@ def fluentd_event_time(code: int, data: memoryview | bytes) -> datetime.datetime
 
     Use it as ``StreamingReader(source, Entry, ext_hook=fluentd_event_time)`` for Fluentd's
     forward and buffer entries ``[time, {record}]``, with ``time: datetime`` in ``Entry``.
+    Where records are read with no type (:class:`~msgpack_reader_py.ValueReader`, ``dump``)
+    the same hook gives the EventTime to the nanosecond, as a ``msgpack.Timestamp``
+    (:meth:`exact`), as the timestamp extension is given there.
     """
-    if code != EVENT_TIME_CODE:
-        return Ext(code, bytes(data))
-    seconds, nanoseconds = event_time_parts(data)
-    return EPOCH + datetime.timedelta(seconds=seconds, microseconds=(nanoseconds + 500) // 1000)
+
+    def __init__(self) -> None:
+        self.__qualname__ = self.__name__ = "fluentd_event_time"  # how messages name a hook
+
+    def __call__(self, code: int, data: memoryview | bytes) -> datetime.datetime | Ext:
+        if code != EVENT_TIME_CODE:
+            return Ext(code, bytes(data))
+        seconds, nanoseconds = event_time_parts(data)
+        return EPOCH + datetime.timedelta(seconds=seconds, microseconds=(nanoseconds + 500) // 1000)
+
+    @staticmethod
+    def exact(code: int, data: memoryview | bytes) -> msgpack.Timestamp | Ext:
+        """The EventTime as a ``msgpack.Timestamp``, exact; other codes as
+        ``msgspec.msgpack.Ext``."""
+        if code != EVENT_TIME_CODE:
+            return Ext(code, bytes(data))
+        return msgpack.Timestamp(*event_time_parts(data))
+
+    def __reduce__(self) -> str:
+        return "fluentd_event_time"  # one object, in every process too
+
+    def __repr__(self) -> str:
+        return "<ext_hook fluentd_event_time>"
+
+
+fluentd_event_time = _FluentdEventTime()
+"""Fluentd's EventTime as an aware UTC ``datetime`` (see :class:`_FluentdEventTime`)."""
 
 
 def event_time_parts(data: memoryview | bytes) -> tuple[int, int]:

@@ -66,7 +66,7 @@ def convert(
     limit: int | None = None,
     allow_nan: bool = False,
     infer_from: InferFrom = None,
-    kinds: bool = True,
+    flat: bool = False,
     progress: Progress | None = None,
     force: bool = False,
     start: int = 0,
@@ -110,7 +110,7 @@ def convert(
     ``infer_from="all"``); ``infer_from=N`` infers it from the first N records. The types refuse
     what they never saw, at any depth: a record past what they were inferred from with a key,
     a value or a type they do not hold is a located ``RecordError`` naming it, never a record
-    written short. ``kinds=False`` merges records of several kinds into one type. A field
+    written short. ``flat=True`` merges records of several kinds into one type. A field
     whose values do not mix is a column of JSON text. ``ext_hook`` is the reader's; untyped,
     :func:`~msgpack_reader_py.fluentd_event_time` keeps EventTime's nanoseconds.
     Read untyped, a source whose first bytes look like something other than MessagePack (JSON,
@@ -167,9 +167,7 @@ def convert(
     queried = select is not None or where is not None
     check_infer_from(infer_from)
     if record_type is None and (to in COLUMNAR or queried):
-        sources, inferred = infer_sources(
-            sources, infer_from, kinds=kinds, force=force, options=read
-        )
+        sources, inferred = infer_sources(sources, infer_from, flat=flat, force=force, options=read)
         record_type = table_type(inferred)
     query = None
     if queried:
@@ -241,7 +239,7 @@ class _Job:
                 blocksize=self.blocksize,
                 options=options,
             )
-        job = TextPieces()
+        job = TextJob()
         if split(source, self.record_type, options, self.workers):
             return PieceReader(
                 source,
@@ -333,12 +331,12 @@ class _TextBatches(SourceReader[list[Any]]):
     def __init__(
         self, source: Source, record_type: Any, options: ReadOptions, start: int = 0
     ) -> None:
-        plan = TextPieces().plan(record_type, options)
+        plan = TextJob().plan(record_type, options)
         batches = self.open_batches(source, record_type, plan, options, start=start)
         self._records = chained(batches)
 
 
-class TextPieces(Flattened):
+class TextJob(Flattened):
     """A range job (:class:`~.ranges.RangeJob`) of the text formats: each read's records as a
     batch of checked tuples, as :class:`_TextBatches` makes them."""
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import msgpack
 from msgspec.msgpack import Ext
 
-from .._base.ext import EVENT_TIME_CODE, ExtHook, event_time_parts, fluentd_event_time
+from .._base.ext import ExtHook
 from .._base.options import ReadKeywords, ReadOptions
 from .._stream.delivery import Batches, Plan
 from .._stream.sources import Source
@@ -34,31 +34,22 @@ from .streaming_reader import SourceReader, chained, check_start
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["ValueDecoder", "ValueReader", "event_time"]
+__all__ = ["ValueDecoder", "ValueReader"]
 
 
 _DECODE_FAILURES = (ValueError, TypeError, msgpack.UnpackException)
-
-
-def event_time(code: int, data: memoryview | bytes) -> Any:
-    """An ``ext_hook`` for untyped values: Fluentd's EventTime (ext 0: big-endian uint32
-    seconds, uint32 nanoseconds) as a ``msgpack.Timestamp``, exact; other codes as
-    ``msgspec.msgpack.Ext``. A malformed EventTime raises ``ValueError``."""
-    if code != EVENT_TIME_CODE:
-        return Ext(code, bytes(data))
-    return msgpack.Timestamp(*event_time_parts(data))
 
 
 class ValueDecoder:
     """The decoder of a plan with no record type: each record as msgpack decodes it (see the
     module's docstring). ``ext_hook(code, data)`` turns extensions other than the timestamp
     into values; an exception it raises makes the record a ``RecordError``.
-    :func:`~msgpack_reader_py.fluentd_event_time`, the typed readers' hook, is read as
-    :func:`event_time`: the same EventTime, to the nanosecond."""
+    :func:`~msgpack_reader_py.fluentd_event_time` gives the EventTime to the nanosecond here
+    (its ``exact`` face)."""
 
     def __init__(self, ext_hook: ExtHook | None = None) -> None:
-        if ext_hook is fluentd_event_time:
-            ext_hook = event_time
+        # A hook with an exact face (fluentd_event_time) gives its value to the nanosecond.
+        ext_hook = getattr(ext_hook, "exact", ext_hook)
         hook = Ext if ext_hook is None else guarded_hook(ext_hook)
         self._options: dict[str, Any] = {
             "timestamp": 0,
@@ -109,10 +100,10 @@ class ValueReader(SourceReader[Any]):
 
     With ``batches``, each item is a list: a read's records, as the text formats take them.
     ``ext_hook(code, data)`` turns extensions other than the timestamp into values
-    (:func:`event_time` for Fluentd's EventTime); an exception it raises is a ``RecordError``,
-    which ``on_error="skip"`` passes over. ``options`` and the reading options are
-    :class:`~msgpack_reader_py.StreamingReader`'s; ``forbid_unknown_keys`` has no fields to
-    apply to here.
+    (:func:`~msgpack_reader_py.fluentd_event_time` for Fluentd's EventTime, exact); an
+    exception it raises is a ``RecordError``, which ``on_error="skip"`` passes over.
+    ``options`` and the reading options are :class:`~msgpack_reader_py.StreamingReader`'s;
+    ``forbid_unknown_keys`` has no fields to apply to here.
 
     Untyped, almost any bytes are MessagePack: JSON or plain text reads as a stream of small
     integers. So a stream whose first bytes look like something else (JSON, text, UTF-16,

@@ -36,8 +36,8 @@ from .ranges import (
     RangeArguments,
     RangeJob,
     RangeStats,
+    cut_file,
     local_path,
-    plan,
     read_range,
     splittable,
 )
@@ -75,7 +75,7 @@ def read_ranges(
     from the file's first record; a piece with an ``error`` is the last."""
     refuse_follow(options, "a read in ranges")
     record_decoder(record_type, ext_hook=options.ext_hook)  # a bad type fails here, once
-    ranges = plan(source, blocksize, workers, decompress=options.decompress)
+    ranges = cut_file(source, blocksize, workers, decompress=options.decompress)
     stats = stats if stats is not None else RangeStats()
     stats.ranges = len(ranges)
     arguments = (record_type, options, job)

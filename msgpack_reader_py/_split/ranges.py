@@ -76,12 +76,12 @@ __all__ = [
     "RangeStats",
     "Records",
     "Seekable",
+    "cut",
+    "cut_file",
     "default_blocksize",
     "guess_start",
     "known_starts",
     "local_path",
-    "plan",
-    "plan_ranges",
     "read_range",
     "size_of",
     "splittable",
@@ -122,7 +122,7 @@ class ByteRange:
     decompressed bytes)."""
 
 
-def plan_ranges(
+def cut(
     size: int,
     blocksize: int,
     known: Sequence[int] = (),
@@ -157,7 +157,7 @@ def plan_ranges(
         start, is_known = end, next_known
 
 
-def plan(
+def cut_file(
     source: FileSource,
     blocksize: int | None = None,
     workers: int = 1,
@@ -174,10 +174,10 @@ def plan(
     layout = _compressed(source)[1] if decompress and local_path(source) else None
     if isinstance(layout, ZstdLayout):
         chosen = blocksize or default_blocksize(layout.size, workers)
-        return plan_ranges(layout.size, chosen, entries=layout.entries)
+        return cut(layout.size, chosen, entries=layout.entries)
     size = size_of(source)
     chosen = blocksize or default_blocksize(size, workers)
-    return plan_ranges(size, chosen, known_starts(source))
+    return cut(size, chosen, known_starts(source))
 
 
 def default_blocksize(size: int, workers: int) -> int:

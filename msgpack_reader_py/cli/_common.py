@@ -225,7 +225,7 @@ def infer_option(command: argparse.ArgumentParser) -> None:
 
 def inference(args: argparse.Namespace) -> dict[str, Any]:
     """What ``--infer-from`` and ``--flat`` ask of an inference."""
-    return {"infer_from": args.infer_from, "kinds": not args.flat}
+    return {"infer_from": args.infer_from, "flat": args.flat}
 
 
 def follow_option(command: argparse.ArgumentParser, on_ctrl_c: str) -> None:

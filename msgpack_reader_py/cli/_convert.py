@@ -70,7 +70,7 @@ def add(commands: Any) -> None:
         help="stop after N records in all (default: no limit)",
     )
     dump.add_argument(
-        "--skip",
+        "--start",
         type=non_negative_int,
         default=0,
         metavar="N",
@@ -203,7 +203,7 @@ def query_options(command: argparse.ArgumentParser) -> None:
 
 
 def _run_dump(args: argparse.Namespace) -> int:
-    _convert(args, _format(args), STDIO, args.limit, start=args.skip)
+    _convert(args, _format(args), STDIO, args.limit, start=args.start)
     return 0
 
 

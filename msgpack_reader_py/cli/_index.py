@@ -24,7 +24,7 @@ def add(commands: Any) -> None:
         "write a sidecar index of each file's records",
         "Write FILE.index beside each FILE: where every N-th record starts, with the file's "
         "size and a checksum of its first bytes. Readers then seek to a record (tail, dump "
-        "--skip, a reader's start) and split the file (--jobs, Dask) without guessing or "
+        "--start, a reader's start) and split the file (--jobs, Dask) without guessing or "
         "framing what comes before; an index that no longer fits its file is ignored with a "
         "note. Run it again after a file has grown: it frames only the new bytes.",
     )

@@ -3,7 +3,7 @@ it is; for a broken stream, where and how framing fails.
 
 Framing only (:class:`~..delivery.Framing`): no value is decoded. A record's shape is read
 from its first header with the tables of :mod:`..wire`; a failing record's bytes are kept as
-they pass (:class:`_Kept`), so that its account (what its header declares, how many bytes are
+they pass (:class:`_Tail`), so that its account (what its header declares, how many bytes are
 missing, which byte is not MessagePack) needs no second read, stdin and compressed input
 included.
 """
@@ -100,7 +100,7 @@ def add(commands: Any) -> None:
         "has one); an OFFSET past the end is an error (status 2) (default: the first record)",
     )
     start.add_argument(
-        "--skip",
+        "--start",
         type=non_negative_int,
         default=0,
         metavar="N",
@@ -133,7 +133,7 @@ def add(commands: Any) -> None:
 # --- the bytes framing has not finished with ------------------------------------------------
 
 
-class _Kept:
+class _Tail:
     """The chunks of a source as its framer reads them, those from ``start`` on kept: where
     framing fails, the failing record's bytes are there to be described, even those of
     stdin or of a decompressed stream, which cannot be read again. The framer drops what it
@@ -316,7 +316,7 @@ def _run_inspect(args: argparse.Namespace) -> int:
 def _inspect(
     name: str, target: Source, options: ReadOptions, args: argparse.Namespace, printer: _Printer
 ) -> None:
-    """Print the records of one source, from ``--at`` or ``--skip`` on, up to ``--limit``;
+    """Print the records of one source, from ``--at`` or ``--start`` on, up to ``--limit``;
     then its end, or how it fails."""
     at: int | None = args.at
     failed: list[str] = []
@@ -326,9 +326,9 @@ def _inspect(
     with phrased(name, lambda _exc: failed[0] if failed else ""):
         origin = _origin_at(load_index(target), at) if at is not None else None
         if origin is None:
-            origin = origin_for(target, args.skip, options, refuse_foreign=not args.force)
+            origin = origin_for(target, args.start, options, refuse_foreign=not args.force)
         framing = Framing(target, options, origin, refuse_foreign=not args.force)
-        kept = _Kept(framing.chunks)
+        kept = _Tail(framing.chunks)
         # Framing's own loop (errors named, foreign input refused), over a framer that reads
         # through ``kept``: the failing record's bytes are then at hand.
         framing.framer = Framer(kept, options.max_record_size, options.read_size, origin=origin)
@@ -337,11 +337,11 @@ def _inspect(
         try:
             for run in framing.runs():
                 kept.drop_before(run.end)
-                if run.end <= (at or 0) or run.index + run.count <= args.skip:
+                if run.end <= (at or 0) or run.index + run.count <= args.start:
                     continue  # framed to get there, not shown
                 for position, end in enumerate(run.ends()):
                     index, offset = run.where(position)
-                    if index < args.skip or end <= (at or 0):
+                    if index < args.start or end <= (at or 0):
                         continue
                     write(printer.record(index, offset, run.record(position)) + "\n")
                     shown += 1
