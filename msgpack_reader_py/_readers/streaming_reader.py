@@ -27,7 +27,7 @@ from .._split.parallel import RangedRead
 from .._split.ranges import RangeJob
 from .._split.seek import origin_for
 from .._stream.compression import Compression
-from .._stream.delivery import Plan, SkipLog, records
+from .._stream.delivery import Plan, SkipLog, reading
 from .._stream.framing import Framer
 from .._stream.pending import Pending
 from .._stream.sources import Chunks, Source
@@ -99,22 +99,16 @@ class ReaderBase(Generic[T]):
         if origin == (0, 0):
             # A sidecar index, or a count of the file: a seek, not a framing of all before.
             origin = origin_for(source, start, options, refuse_foreign=plan.refuse_foreign)
-        chunks = Chunks(source, options, blocking=self._blocking, as_is=as_is, offset=origin[1])
-        self._source = chunks
+        read = reading(
+            source, plan, options, start=start, origin=origin, as_is=as_is, blocking=self._blocking
+        )
+        self._source = read.chunks
         self.record_type = record_type
         self.options = options
-        self._skipped = SkipLog() if options.on_error == "skip" else None
+        self._skipped = read.skip
         self._closed = False
-        self._framer = Framer(chunks, options.max_record_size, options.read_size, origin=origin)
-        self._batches = records(
-            chunks,
-            plan,
-            options.max_record_size,
-            options.read_size,
-            self._skipped,
-            self._framer,
-            start,
-        )
+        self._framer = read.framer
+        self._batches = read.batches
         return self._batches
 
     def open_ranges(
@@ -132,7 +126,7 @@ class ReaderBase(Generic[T]):
         self._closed = True
         self.record_type = record_type
         self.options = options
-        self._skipped = SkipLog() if options.on_error == "skip" else None
+        self._skipped = SkipLog.of(options)
         self._framer = ranged = RangedRead(
             source,
             record_type,

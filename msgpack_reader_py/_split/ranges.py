@@ -59,9 +59,8 @@ from .._stream.compression import (
     zstd_layout,
     zstd_module,
 )
-from .._stream.delivery import Plan, RunDecoder, SkipLog, records
-from .._stream.framing import Framer, run_header, skipping
-from .._stream.sources import Chunks
+from .._stream.delivery import Plan, RunDecoder, reading
+from .._stream.framing import run_header, skipping
 from .._types.decoding import RecordFailure, record_decoder
 from .index import load_index
 
@@ -371,26 +370,18 @@ def _chained(
     its records from the one with index ``start`` on, the ones before framed, not decoded."""
     record_type, options, job = arguments
     inflated = isinstance(stream, ZstdFrom)
-    chunks = Chunks(stream, options, offset=origin[1], as_is=_AS_IS if inflated else None)
-    framer = Framer(
-        chunks,
-        options.max_record_size,
-        options.read_size,
+    read = reading(
+        stream,
+        job.plan(record_type, options),
+        options,
+        start=start,
         origin=origin,
         until=until,
+        as_is=_AS_IS if inflated else None,
     )
-    skip = SkipLog() if options.on_error == "skip" else None
+    framer, skip = read.framer, read.skip
     failure: list[ReaderError] = []
-    batches = records(
-        chunks,
-        job.plan(record_type, options),
-        options.max_record_size,
-        options.read_size,
-        skip,
-        framer,
-        start,
-    )
-    value = job.collect(_until_failure(batches, failure))
+    value = job.collect(_until_failure(read.batches, failure))
     error = failure[0] if failure else None
     return Piece(
         byte_range,

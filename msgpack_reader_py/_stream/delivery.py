@@ -12,6 +12,7 @@ says what the stream looks like when it is not MessagePack.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import operator
 from collections.abc import Callable, Generator, Iterator
@@ -34,9 +35,12 @@ __all__ = [
     "Batches",
     "Framing",
     "Plan",
+    "Reading",
     "RunDecoder",
     "SkipLog",
+    "framed",
     "named",
+    "reading",
     "records",
 ]
 
@@ -134,34 +138,87 @@ class SkipLog:
         self.keep = keep
         self.chunks: ChunkSource | None = None  # set by records(): errors kept name the source
 
+    @classmethod
+    def of(cls, options: ReadOptions) -> SkipLog | None:
+        """A log where ``options`` skip records that are not of the type; ``None`` else."""
+        return cls() if options.on_error == "skip" else None
+
     def add(self, error: RecordError) -> None:
         self.count += 1
         if len(self.errors) < self.keep:
             self.errors.append(error if self.chunks is None else named(error, self.chunks))
 
 
+def framed(
+    source: Source,
+    options: ReadOptions,
+    *,
+    origin: tuple[int, int] = (0, 0),
+    until: int | None = None,
+    as_is: str | None = None,
+    blocking: bool = True,
+    tap: Callable[[Chunks], ChunkSource] | None = None,
+) -> tuple[Chunks, Framer]:
+    """The start of every reading pipeline: ``source`` as chunks (:class:`~.sources.Chunks`),
+    and their framer, from the record ``origin`` (its index and offset) on, up to the last
+    record that starts before ``until``. ``tap`` wraps the chunks the framer reads (to keep
+    the bytes a failing record is made of)."""
+    chunks = Chunks(source, options, blocking=blocking, as_is=as_is, offset=origin[1])
+    framer = Framer(chunks if tap is None else tap(chunks), options, origin=origin, until=until)
+    return chunks, framer
+
+
+@dataclasses.dataclass
+class Reading:
+    """A source being read: its :func:`framed` records, what ``on_error="skip"`` passed over,
+    and the batches of what the plan makes of them (:func:`records`)."""
+
+    chunks: Chunks
+    framer: Framer
+    skip: SkipLog | None
+    batches: Generator[list[Any] | Pending, None, None]
+
+
+def reading(
+    source: Source,
+    plan: Plan,
+    options: ReadOptions,
+    *,
+    start: int = 0,
+    origin: tuple[int, int] = (0, 0),
+    until: int | None = None,
+    as_is: str | None = None,
+    blocking: bool = True,
+) -> Reading:
+    """The reading pipeline every reader, every byte range and every worker builds: source,
+    framing, decoding and delivery, made once with ``options`` whole (the records before the
+    one with index ``start`` framed, not decoded; see :func:`framed` for the rest)."""
+    chunks, framer = framed(
+        source, options, origin=origin, until=until, as_is=as_is, blocking=blocking
+    )
+    skip = SkipLog.of(options)
+    return Reading(chunks, framer, skip, records(chunks, framer, plan, options, skip, start))
+
+
 def records(
     chunks: ChunkSource,
+    framer: Framer,
     plan: Plan,
-    max_record_size: int,
-    read_size: int,
+    options: ReadOptions,
     skip: SkipLog | None = None,
-    framer: Framer | None = None,
     start: int = 0,
 ) -> Generator[list[Any] | Pending, None, None]:
-    """Yield the records of ``chunks`` in lists, one or more per run (or the converter's
-    objects, a list of one each); raise a located ``ReaderError`` for broken data, after the
-    records before it. ``itertools.chain.from_iterable`` makes them one stream of records:
+    """Yield the records ``framer`` frames of ``chunks`` in lists, one or more per run (or the
+    converter's objects, a list of one each); raise a located ``ReaderError`` for broken data,
+    after the records before it. ``itertools.chain.from_iterable`` makes them one stream of records:
     then a record costs no generator step.
 
     With ``skip``, records that are valid MessagePack but not records of the type
     (``RecordError``) are passed over and logged there instead of raised. A :class:`Pending`
-    from the chunks is yielded as it is. ``framer`` frames ``chunks`` where the stream is
-    not read from its start to its end (a byte range: :mod:`.ranges`). The records before
-    the one with index ``start`` are framed and passed over, none of them decoded.
+    from the chunks is yielded as it is. The records before the one with index ``start`` are
+    framed and passed over, none of them decoded.
     """
-    if framer is None:
-        framer = Framer(chunks, max_record_size, read_size)
+    max_record_size = options.max_record_size
     decode_run = plan.decoder.decode_run
     build = plan.decoder.build
     refuse_foreign = plan.refuse_foreign
@@ -331,9 +388,9 @@ class Framing:
         origin: tuple[int, int] = (0, 0),
         *,
         refuse_foreign: bool = False,
+        tap: Callable[[Chunks], ChunkSource] | None = None,
     ) -> None:
-        self.chunks = Chunks(source, options, offset=origin[1])
-        self.framer = Framer(self.chunks, options.max_record_size, options.read_size, origin=origin)
+        self.chunks, self.framer = framed(source, options, origin=origin, tap=tap)
         self._refuse_foreign = refuse_foreign
 
     def runs(self) -> Iterator[Run]:

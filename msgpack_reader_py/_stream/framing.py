@@ -22,6 +22,7 @@ import msgpack
 
 from .._base.errors import DecodeError, ReaderError, RecordTooLargeError, TruncatedStreamError
 from .._base.log import logger
+from .._base.options import ReadOptions
 from .compression import CompressedDataError
 from .pending import Pending, Reopened
 from .sources import ChunkSource
@@ -117,14 +118,14 @@ class Framer:
     def __init__(
         self,
         chunks: ChunkSource,
-        max_record_size: int,
-        read_size: int,
+        options: ReadOptions,
         *,
         origin: tuple[int, int] = (0, 0),
         until: int | None = None,
     ) -> None:
-        self._chunks = chunks
-        self._limit = max_record_size
+        self.chunks = chunks
+        """The chunks framed."""
+        self._limit = options.max_record_size
         # A stream read from the middle of a source (``Chunks(offset=...)``) starts at a known
         # record: ``origin`` is its index and offset, and the chunks count bytes from there.
         self._origin = origin
@@ -132,7 +133,7 @@ class Framer:
         # byte range's records): ``start`` is then where the chain of records crossed it, and
         # an error past it belongs to the next range.
         self._until = until
-        self._options = unpacker_options(max_record_size, read_size)
+        self._options = unpacker_options(options.max_record_size, options.read_size)
         self.reset()
 
     def reset(self) -> None:
@@ -148,7 +149,7 @@ class Framer:
         """The complete records of the chunks, a run per chunk that completes any; a located
         ``ReaderError`` for a stream that breaks, after the run of every record before it. A
         :class:`~.sources.Pending` from the chunks is yielded as it is."""
-        chunks = self._chunks
+        chunks = self.chunks
         chunk_iterator = iter(chunks)
         while True:
             try:
@@ -189,7 +190,7 @@ class Framer:
         follows it, if the stream breaks there. A plain call, not a generator: this runs once a
         chunk, and framing state is updated before the run is handed on."""
         limit = self._limit
-        read = self._chunks.bytes_read
+        read = self.chunks.bytes_read
         start = self.start
         # Most of the chunk's records are passed over in a few calls (_batches); the last few
         # one at a time, noting where each ends: the unpacker's position is a record's end only

@@ -23,7 +23,6 @@ from .._base.options import ReadOptions
 from .._split.index import RecordIndex, load_index
 from .._split.seek import origin_for
 from .._stream.delivery import Framing
-from .._stream.framing import Framer
 from .._stream.pending import Pending, Reopened
 from .._stream.sources import Chunks, Source
 from .._stream.wire import NEVER_USED, Walk, bytes_text, header_at, walk
@@ -327,11 +326,16 @@ def _inspect(
         origin = _origin_at(load_index(target), at) if at is not None else None
         if origin is None:
             origin = origin_for(target, args.start, options, refuse_foreign=not args.force)
-        framing = Framing(target, options, origin, refuse_foreign=not args.force)
-        kept = _Tail(framing.chunks)
         # Framing's own loop (errors named, foreign input refused), over a framer that reads
         # through ``kept``: the failing record's bytes are then at hand.
-        framing.framer = Framer(kept, options.max_record_size, options.read_size, origin=origin)
+        tail: list[_Tail] = []
+
+        def tapped(chunks: Chunks) -> _Tail:
+            tail.append(_Tail(chunks))
+            return tail[0]
+
+        framing = Framing(target, options, origin, refuse_foreign=not args.force, tap=tapped)
+        kept = tail[0]
         shown = 0
         write = sys.stdout.write
         try:
