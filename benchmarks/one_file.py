@@ -56,7 +56,7 @@ import msgpack
 
 from msgpack_reader_py import Item, generate
 from msgpack_reader_py._base.options import ReadOptions
-from msgpack_reader_py._split.parallel import read_ranges
+from msgpack_reader_py._split.parallel import Splitting, read_ranges
 from msgpack_reader_py._split.ranges import RangeStats
 from msgpack_reader_py._split.seek import Counting
 from msgpack_reader_py.streaming_reader_bench import write_result
@@ -166,7 +166,7 @@ def guesses(path: Path) -> dict[str, Any]:
     """How the guesses of a read in ranges went: the slowest, and the ranges read again."""
     stats = RangeStats()
     for _piece in read_ranges(
-        path, Item, Counting(), options=ReadOptions(), workers=1, blocksize=8 << 20, stats=stats
+        path, Item, Counting(), options=ReadOptions(), splitting=Splitting(1, 8 << 20), stats=stats
     ):
         pass
     return {

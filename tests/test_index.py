@@ -17,7 +17,7 @@ from msgpack_reader_py import DecodeError, Item, StreamingReader
 from msgpack_reader_py._base.options import ReadOptions
 from msgpack_reader_py._reference.generator import get_iter, pack_items
 from msgpack_reader_py._split.index import index_path, load_index, write_index
-from msgpack_reader_py._split.parallel import read_ranges
+from msgpack_reader_py._split.parallel import Splitting, read_ranges
 from msgpack_reader_py._split.ranges import RangeStats, Records
 from msgpack_reader_py._split.seek import count_records
 from msgpack_reader_py.cli import main
@@ -75,7 +75,7 @@ def in_ranges(path: Path) -> tuple[list[Any], RangeStats]:
     stats = RangeStats()
     options = ReadOptions()
     pieces = read_ranges(
-        path, Item, Records(), options=options, workers=1, blocksize=900, stats=stats
+        path, Item, Records(), options=options, splitting=Splitting(1, 900), stats=stats
     )
     return [record for piece in pieces for record in piece.value], stats
 

@@ -171,7 +171,8 @@ def test_the_records_kept_are_those_python_keeps(
         to,  # type: ignore[arg-type]
         select=["id", "value"],
         where=f"value > {threshold!r}",
-        last=last,
+        limit=last,
+        from_end=last is not None,
         read_size=512,  # many batches
     )
     got = (
@@ -205,9 +206,9 @@ def test_untyped_records_get_columns_inferred(tmp_path: Path, events: Path) -> N
 @pytest.mark.parametrize(
     ("keywords", "said"),
     [
-        ({"last": -1}, "last must be a non-negative int"),
-        ({"last": True}, "last must be a non-negative int"),
-        ({"last": 1, "limit": 1}, "not both"),
+        ({"limit": -1, "from_end": True}, "limit must be a non-negative int"),
+        ({"limit": True}, "limit must be a non-negative int"),
+        ({"from_end": True}, "from_end writes the last limit records: give limit too"),
     ],
 )
 def test_bad_arguments_are_refused(keywords: dict[str, Any], said: str) -> None:

@@ -25,7 +25,7 @@ from msgpack_reader_py._base.errors import ReaderError
 from msgpack_reader_py._base.options import ReadOptions
 from msgpack_reader_py._reference.generator import get_iter, pack_items
 from msgpack_reader_py._split import parallel
-from msgpack_reader_py._split.parallel import read_ranges, worker_count
+from msgpack_reader_py._split.parallel import Splitting, read_ranges, worker_count
 from msgpack_reader_py._split.ranges import (
     ByteRange,
     RangeStats,
@@ -88,8 +88,7 @@ def in_ranges(
         record_type,
         Records(),
         options=ReadOptions(**options),
-        workers=workers,
-        blocksize=blocksize,
+        splitting=Splitting(workers, blocksize),
         stats=stats,
     ):
         records.extend(piece.value)
@@ -279,7 +278,7 @@ def test_a_worker_killed_is_one_error_naming_its_range(
     path = write(tmp_path, ITEM_BYTES)
     monkeypatch.setattr(parallel, "read_range", _killed_in_range_3)
     with pytest.raises(ChildProcessError) as info:
-        list(read_ranges(path, Item, Records(), options=ReadOptions(), workers=2, blocksize=64))
+        list(read_ranges(path, Item, Records(), options=ReadOptions(), splitting=Splitting(2, 64)))
     assert str(info.value) == (
         f"a worker process reading bytes 192 to 256 of {path} ended abruptly (killed, or out "
         "of memory?): read it on fewer processes"
@@ -416,7 +415,7 @@ def test_forked_workers_start_with_the_jobs_first_run_done(
     monkeypatch.setattr(parallel, "_context", lambda: multiprocessing.get_context("fork"))
     _RUNS_ON_NOTHING.clear()
     job = _Inherits()
-    pieces = list(read_ranges(path, Item, job, options=ReadOptions(), workers=2, blocksize=300))
+    pieces = list(read_ranges(path, Item, job, options=ReadOptions(), splitting=Splitting(2, 300)))
     assert len(pieces) > 2
     assert [piece.value for piece in pieces] == [[os.getpid()]] * len(pieces)
 

@@ -36,7 +36,7 @@ from .._base.log import note_skipped
 from .._base.options import ReadKeywords, ReadOptions
 from .._readers.streaming_reader import SourceReader, chained, check_start
 from .._reference.model import Item
-from .._split.parallel import split, worker_count
+from .._split.parallel import Splitting
 from .._split.ranges import Flattened
 from .._stream.delivery import Plan
 from .._stream.sources import Source
@@ -146,11 +146,9 @@ class BatchReader(SourceReader[pa.RecordBatch]):
         self.schema = job.schema(record_type)  # bad columns refused at the call
         self.batch_size = batch_size
         check_start(start)
-        if start == 0 and split(source, record_type, read, workers):
-            count = worker_count(workers)
-            batches = self.open_ranges(
-                source, record_type, job, read, workers=count, blocksize=blocksize
-            )
+        splitting = Splitting(workers, blocksize)
+        if start == 0 and splitting.applies(source, record_type, read):
+            batches = self.open_ranges(source, record_type, job, read, splitting)
         else:
             plan = job.plan(record_type, read)
             batches = self.open_batches(source, record_type, plan, read, start=start)

@@ -24,7 +24,7 @@ from .._base.options import ReadKeywords, ReadOptions
 from .._readers.streaming_reader import PieceReader, SourceReader, chained, check_start
 from .._readers.values import ValueReader
 from .._reference.model import Item
-from .._split.parallel import split, worker_count
+from .._split.parallel import Splitting
 from .._split.ranges import Flattened
 from .._stream.delivery import KEPT_ERRORS, Batches, Plan
 from .._stream.sources import Source
@@ -64,6 +64,7 @@ def convert(
     *,
     record_type: Any = Item,
     limit: int | None = None,
+    from_end: bool = False,
     allow_nan: bool = False,
     infer_from: InferFrom = None,
     flat: bool = False,
@@ -76,7 +77,6 @@ def convert(
     row_group_size: int | None = None,
     select: Sequence[str] | None = None,
     where: str | None = None,
-    last: int | None = None,
     options: ReadOptions | None = None,
     **keywords: Unpack[ReadKeywords],
 ) -> Conversion:
@@ -129,8 +129,8 @@ def convert(
     expression) keep the records that satisfy ``where``, with the ``select`` fields, as
     :class:`~.query.Query` says (the ``duckdb`` extra): the records are read
     as Arrow columns, and untyped records get a record type inferred as for Parquet. ``start``
-    counts the records of the sources, ``limit`` the records written. ``last`` writes only
-    the last ``last`` records (of those ``where`` keeps), holding that many in memory until
+    counts the records of the sources, ``limit`` the records written. ``from_end`` writes
+    the last ``limit`` records instead (of those ``where`` keeps), holding that many in memory until
     the sources end.
 
     Formats: ``parquet`` (one row group per batch of up to 65536 records, or exactly
@@ -156,12 +156,11 @@ def convert(
         raise ValueError(f"to must be one of {', '.join(FORMATS)} or table; got {to!r}")
     output_settings(to, compression, row_group_size)  # refused at the call
     read = ReadOptions.of(options, dict(keywords), "convert()")
-    for name, count in (("limit", limit), ("last", last)):
-        count_of(name, count, allowed=(None,))
-    if limit is not None and last is not None:
-        raise ValueError("give limit (the first records) or last (the last ones), not both")
+    count_of("limit", limit, allowed=(None,))
+    if from_end and limit is None:
+        raise ValueError("from_end writes the last limit records: give limit too")
     check_start(start)
-    worker_count(workers)  # refused at the call
+    splitting = Splitting(workers, blocksize)  # refused at the call
     sources = list(source) if isinstance(source, (list, tuple)) else [source]
     inferred = None
     queried = select is not None or where is not None
@@ -175,13 +174,26 @@ def convert(
         from .query import Query
 
         query = Query(arrow_schema(record_type), tuple(select) if select else None, where)
+    if start or limit is not None or inferred is not None:
+        # Read in this process: from a record other than the first, or a few records only;
+        # and an inferred type is made in this process only, it cannot be sent to workers.
+        splitting = Splitting()
     job = _Job(
-        sources, to, record_type, read, force, limit, allow_nan, progress, start, query, last
+        sources,
+        to,
+        record_type,
+        read,
+        force=force,
+        limit=limit,
+        from_end=from_end,
+        allow_nan=allow_nan,
+        progress=progress,
+        start=start,
+        query=query,
+        splitting=splitting,
+        compression=compression,
+        row_group_size=row_group_size,
     )
-    job = dataclasses.replace(job, compression=compression, row_group_size=row_group_size)
-    if start == 0 and limit is None and inferred is None:
-        # An inferred type is made in this process only: it cannot be sent to workers.
-        job = dataclasses.replace(job, workers=workers, blocksize=blocksize)
     try:
         if destination is None:
             done = job.run(None)
@@ -210,15 +222,14 @@ class _Job:
     options: ReadOptions  # follow: the last source's
     force: bool
     limit: int | None
+    from_end: bool
     allow_nan: bool
     progress: Progress | None
-    start: int = 0
-    query: Query | None = None
-    last: int | None = None
-    workers: int | None = None
-    blocksize: int | None = None
-    compression: Codec | None = None
-    row_group_size: int | None = None
+    start: int
+    query: Query | None
+    splitting: Splitting
+    compression: Codec | None
+    row_group_size: int | None
 
     def _batches(self, source: Source, last: bool, start: int) -> SourceReader[Any]:
         """Batches of one source, from its record ``start`` on: Arrow columns, checked
@@ -235,19 +246,13 @@ class _Job:
                 source,
                 self.record_type,
                 start=start,
-                workers=self.workers,
-                blocksize=self.blocksize,
+                workers=self.splitting.workers,
+                blocksize=self.splitting.blocksize,
                 options=options,
             )
-        job = TextJob()
-        if split(source, self.record_type, options, self.workers):
+        if self.splitting.applies(source, self.record_type, options):
             return PieceReader(
-                source,
-                self.record_type,
-                job,
-                workers=worker_count(self.workers),
-                blocksize=self.blocksize,
-                options=options,
+                source, self.record_type, TextJob(), splitting=self.splitting, options=options
             )
         return _TextBatches(source, self.record_type, options, start)
 
@@ -272,24 +277,24 @@ class _Job:
             output = text_out(out, self.to, self.record_type, self.allow_nan)
         written = skipped = read_before = 0
         errors: list[RecordError] = []
-        left = self.limit
+        last = self.limit if self.from_end else None  # the records to keep to the end
+        left = None if self.from_end else self.limit
         passing = self.start  # records still to pass over
         kept: deque[Any] = deque()  # with last: the batches that may hold the last records
         with output as write:
             for number, source in enumerate(self.sources, 1):
                 if left == 0:
                     break
-                last = number == len(self.sources)
-                with self._batches(source, last, passing) as batches:
+                with self._batches(source, number == len(self.sources), passing) as batches:
                     for batch in batches:
                         if self.query is not None:
                             batch = self.query.apply(batch)
                         if left is not None and len(batch) >= left:
                             batch = batch[:left]
-                        if self.last is not None:
+                        if last is not None:
                             kept.append(batch)
                             read_rows = sum(map(len, kept))
-                            while kept and read_rows - len(kept[0]) >= self.last:
+                            while kept and read_rows - len(kept[0]) >= last:
                                 read_rows -= len(kept.popleft())
                         elif len(batch):  # a filter may leave none: no empty row group
                             write(batch)
@@ -304,20 +309,20 @@ class _Job:
                     read_before += batches.source_bytes_read
                     skipped += batches.skipped
                     errors.extend(batches.errors[: KEPT_ERRORS - len(errors)])
-            if self.last is not None:
-                written = self._write_last(kept, write)
+            if last is not None:
+                written = _write_last(last, kept, write)
         return Conversion(written, skipped, errors)
 
-    def _write_last(self, kept: deque[Any], write: Callable[[Any], None]) -> int:
-        """Write the last ``last`` records of the batches ``kept``; how many there were."""
-        assert self.last is not None
-        over = sum(map(len, kept)) - self.last
-        if kept and over > 0:
-            kept[0] = kept[0][over:]
-        for batch in kept:
-            if len(batch):
-                write(batch)
-        return sum(map(len, kept))
+
+def _write_last(last: int, kept: deque[Any], write: Callable[[Any], None]) -> int:
+    """Write the last ``last`` records of the batches ``kept``; how many there were."""
+    over = sum(map(len, kept)) - last
+    if kept and over > 0:
+        kept[0] = kept[0][over:]
+    for batch in kept:
+        if len(batch):
+            write(batch)
+    return sum(map(len, kept))
 
 
 def _nothing(_batch: Any) -> None:

@@ -23,7 +23,7 @@ from .._base.checks import count_of
 from .._base.errors import RecordError
 from .._base.options import ReadKeywords, ReadOptions
 from .._reference.model import Item
-from .._split.parallel import RangedRead
+from .._split.parallel import RangedRead, Splitting
 from .._split.ranges import RangeJob
 from .._split.seek import origin_for
 from .._stream.compression import Compression
@@ -117,9 +117,7 @@ class ReaderBase(Generic[T]):
         record_type: Any,
         job: RangeJob,
         options: ReadOptions,
-        *,
-        workers: int,
-        blocksize: int | None = None,
+        splitting: Splitting,
     ) -> Generator[Any, None, None]:
         """As :meth:`open_batches`, for a file split into byte ranges read by ``workers``
         processes (:mod:`.ranges`): each item is what ``job`` made of a range's records."""
@@ -132,8 +130,7 @@ class ReaderBase(Generic[T]):
             record_type,
             job,
             options,
-            workers=workers,
-            blocksize=blocksize,
+            splitting=splitting,
             skip=self._skipped,
         )
         self._source = ranged
@@ -389,7 +386,7 @@ class StreamingReader(SourceReader[T]):
 
 
 class PieceReader(SourceReader[Any]):
-    """A file read in byte ranges by ``workers`` processes (:mod:`.ranges`): its items are
+    """A file read in byte ranges as ``splitting`` says (:mod:`.ranges`): its items are
     those of the lists ``job`` made of each range's records, in file order, each range's first
     record proved; its error, the sequential read's own, after the ranges before it. Its
     lifecycle is :class:`SourceReader`'s."""
@@ -400,15 +397,10 @@ class PieceReader(SourceReader[Any]):
         record_type: Any,
         job: RangeJob,
         *,
-        workers: int,
-        blocksize: int | None = None,
+        splitting: Splitting,
         options: ReadOptions,
     ) -> None:
-        self._records = chained(
-            self.open_ranges(
-                source, record_type, job, options, workers=workers, blocksize=blocksize
-            )
-        )
+        self._records = chained(self.open_ranges(source, record_type, job, options, splitting))
 
 
 def check_start(start: int) -> None:

@@ -11,6 +11,7 @@ back through files in memory (``/dev/shm``), mapped rather than copied through a
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import signal
@@ -22,7 +23,7 @@ from collections.abc import Generator, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .._base.checks import count_of
+from .._base.checks import count_of, positive
 from .._base.options import ReadOptions, refuse_follow
 from .._stream.delivery import SkipLog
 from .._types.decoding import record_decoder
@@ -42,22 +43,39 @@ from .ranges import (
     splittable,
 )
 
-__all__ = ["RangedRead", "read_ranges", "split", "worker_count"]
+__all__ = ["RangedRead", "Splitting", "read_ranges", "worker_count"]
 
 
-def split(source: Any, record_type: Any, options: ReadOptions, workers: int | None) -> bool:
-    """Whether a reader asked for ``workers`` reads ``source`` in byte ranges: ``workers``
-    is more than one (``0``: one per core), and the source can be split (:func:`splittable`).
-    Anything else is read as one stream, in this process."""
-    count = worker_count(workers)
-    return count > 1 and splittable(source, record_type, options) is None
+@dataclasses.dataclass(frozen=True)
+class Splitting:
+    """How a file is read in byte ranges: by ``workers`` processes (``None``: not split, read
+    in this process; ``0``: one per core), in ranges of about ``blocksize`` bytes (``None``:
+    eight per process, 1 to 64 MiB each). Checked when made (``ValueError``), then handed down
+    whole, as :class:`~msgpack_reader_py.ReadOptions` are; every entry point that reads a file
+    on many processes takes ``workers`` and ``blocksize`` and makes one."""
+
+    workers: int | None = None
+    blocksize: int | None = None
+
+    def __post_init__(self) -> None:
+        count_of("workers", self.workers, allowed=(None,))
+        positive("blocksize", self.blocksize, allowed=(None,))
+
+    @property
+    def processes(self) -> int:
+        """How many processes ``workers`` asks for: ``None`` one, ``0`` one per core."""
+        return 1 if self.workers is None else self.workers or os.cpu_count() or 1
+
+    def applies(self, source: Any, record_type: Any, options: ReadOptions) -> bool:
+        """Whether ``source`` is read in byte ranges: more than one process is asked for and
+        the source can be split (:func:`~.ranges.splittable`). Anything else is read as one
+        stream, in this process."""
+        return self.processes > 1 and splittable(source, record_type, options) is None
 
 
 def worker_count(workers: int | None) -> int:
-    """How many processes ``workers`` asks for: ``None`` one, ``0`` one per core."""
-    if count_of("workers", workers, allowed=(None,)) is None:
-        return 1
-    return workers or os.cpu_count() or 1
+    """How many processes ``workers`` asks for (:attr:`Splitting.processes`)."""
+    return Splitting(workers).processes
 
 
 def read_ranges(
@@ -66,16 +84,16 @@ def read_ranges(
     job: RangeJob,
     *,
     options: ReadOptions,
-    workers: int,
-    blocksize: int | None = None,
+    splitting: Splitting,
     stats: RangeStats | None = None,
 ) -> Iterator[Piece]:
     """The pieces of ``source`` in file order, each proved (see the module's docstring): read
-    by ``workers`` processes (``1``: in this one, a range at a time). Each piece's indexes count
-    from the file's first record; a piece with an ``error`` is the last."""
+    by ``splitting``'s processes (one: in this one, a range at a time). Each piece's indexes
+    count from the file's first record; a piece with an ``error`` is the last."""
     refuse_follow(options, "a read in ranges")
     record_decoder(record_type, ext_hook=options.ext_hook)  # a bad type fails here, once
-    ranges = cut_file(source, blocksize, workers, decompress=options.decompress)
+    workers = splitting.processes
+    ranges = cut_file(source, splitting.blocksize, workers, decompress=options.decompress)
     stats = stats if stats is not None else RangeStats()
     stats.ranges = len(ranges)
     arguments = (record_type, options, job)
@@ -396,8 +414,7 @@ class RangedRead:
         job: RangeJob,
         options: ReadOptions,
         *,
-        workers: int,
-        blocksize: int | None = None,
+        splitting: Splitting,
         skip: SkipLog | None = None,
     ) -> None:
         self.name = local_path(source) or str(source.full_name)  # as errors name it
@@ -411,8 +428,7 @@ class RangedRead:
             record_type,
             job,
             options=options,
-            workers=workers,
-            blocksize=blocksize,
+            splitting=splitting,
             stats=self.stats,
         )
 

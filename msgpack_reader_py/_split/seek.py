@@ -25,7 +25,7 @@ from .._stream.compression import compression
 from .._stream.delivery import Framing, Plan
 from .._stream.sources import Source
 from .index import load_index
-from .parallel import RangedRead, split, worker_count
+from .parallel import RangedRead, Splitting
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -89,14 +89,14 @@ def count_records(
     """
     read = ReadOptions.of(options, dict(keywords), "count_records()", to_the_end=True)
     index = load_index(source)
-    if index is None and split(source, record_type, read, workers):
+    splitting = Splitting(workers, blocksize)
+    if index is None and splitting.applies(source, record_type, read):
         ranged = RangedRead(
             source,
             record_type,
             Counting(force),
             read,
-            workers=worker_count(workers),
-            blocksize=blocksize,
+            splitting=splitting,
         )
         for _piece in ranged.batches():
             pass

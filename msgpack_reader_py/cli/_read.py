@@ -12,6 +12,7 @@ from typing import Any
 from .._base.options import ReadOptions
 from .._readers.streaming_reader import PieceReader, SourceReader, typed_plan
 from .._reference.model import Item
+from .._split.parallel import Splitting
 from .._stream.delivery import Plan
 from .._stream.sources import Source
 from ._common import (
@@ -166,8 +167,9 @@ def _summarised_in_ranges(
     start = time.perf_counter()
     items = record_type is Item
     count = total = 0
+    splitting = Splitting(workers)
     with PieceReader(
-        target, record_type, _Summing(items), workers=workers, options=options
+        target, record_type, _Summing(items), splitting=splitting, options=options
     ) as reader:
         for records, ids in reader:
             count += records
