@@ -36,8 +36,9 @@ a dataclass as ``field(metadata={"msgpack_key": KEY})``, in a Struct as
 ``msgspec.field(name=KEY)``; a class with a key msgspec cannot rename a field to (one holding
 a quote, a backslash or a control character) is written as a dataclass in either form.
 
-This module is one concern, the rules above and the source they write, and reads best whole
-(it is over 500 lines); which records the rules see is :mod:`.inferred`'s.
+This module is one concern, the rules above and the source they write: what they see of the
+records is :mod:`.seen`'s, the tag of kinds :mod:`.tags`'s, names :mod:`.names`'; which
+records the rules see is :mod:`.inferred`'s.
 """
 
 from __future__ import annotations
@@ -45,17 +46,16 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import keyword
 import re
 import types
-import unicodedata
 from collections.abc import Iterable
 from typing import Any, Literal
 
-import msgpack
-
 from .._base.errors import ReaderError
 from .._types.record_type import FORBID_ATTRIBUTE, KEY_METADATA, matchable
+from .names import identifier, pascal, unique
+from .seen import Seen, merge
+from .tags import MAX_KINDS, kind_name, tag_key
 
 __all__ = [
     "MAX_FIELDS",
@@ -72,15 +72,6 @@ MAX_FIELDS = 64
 Form = Literal["dataclass", "struct"]
 """How inferred types are written: as dataclasses or as ``msgspec.Struct``s."""
 
-_SCALARS = {
-    type(None): "null",
-    bool: "bool",
-    int: "int",
-    float: "float",
-    str: "str",
-    bytes: "bytes",
-    msgpack.Timestamp: "timestamp",
-}
 _ANNOTATIONS = {
     "bool": "bool",
     "int": "int",
@@ -91,71 +82,8 @@ _ANNOTATIONS = {
 }
 
 
-# Names the generated classes' annotations and defaults use: a field of that name with a
-# default would hide them from the fields after it.
-_RESERVED = frozenset(
-    {"Any", "None", "bool", "bytes", "dataclass", "datetime", "dict", "field", "float", "int"}
-    | {"list", "msgspec", "str"}
-)
-
-
 class InferenceError(ValueError):
     """The records have no shape a record type can describe (not maps or arrays, or both)."""
-
-
-class _Seen:
-    """What was seen at one place of the records: the kinds of value, and inside them."""
-
-    def __init__(self) -> None:
-        self.kinds: set[str] = set()
-        self.items: _Seen | None = None  # the elements of arrays
-        self.positions: list[_Seen] = []  # the elements of arrays, by position
-        self.lengths: set[int] = set()
-        self.fields: dict[str, _Seen] = {}  # the entries of string-keyed maps
-        self.present: dict[str, int] = {}
-        self.maps = 0
-        self.keys: _Seen | None = None  # the keys and values of other maps
-        self.values: _Seen | None = None
-
-    def add(self, value: Any) -> None:
-        kind = _SCALARS.get(type(value))
-        if kind is not None:
-            self.kinds.add(kind)
-        elif isinstance(value, (list, tuple)):
-            self._array(value)
-        elif isinstance(value, dict):
-            if all(type(k) is str for k in value):
-                self._map(value)
-            else:
-                self.kinds.add("dict")
-                self.keys = self.keys or _Seen()
-                self.values = self.values or _Seen()
-                for key, item in value.items():
-                    self.keys.add(key)
-                    self.values.add(item)
-        else:
-            self.kinds.add("other")
-
-    def _array(self, value: list[Any] | tuple[Any, ...]) -> None:
-        self.kinds.add("array")
-        self.items = self.items or _Seen()
-        self.lengths.add(len(value))
-        while len(self.positions) < len(value):
-            self.positions.append(_Seen())
-        for position, item in zip(self.positions, value, strict=False):
-            self.items.add(item)
-            position.add(item)
-
-    def _map(self, value: dict[str, Any]) -> None:
-        self.kinds.add("map")
-        self.maps += 1
-        for key, item in value.items():
-            seen = self.fields.get(key)
-            if seen is None:
-                seen = self.fields[key] = _Seen()
-                self.present[key] = 0
-            self.present[key] += 1
-            seen.add(item)
 
 
 @dataclasses.dataclass
@@ -378,7 +306,7 @@ def infer(records: Iterable[Any], *, flat: bool = False) -> Inferred:
     records into groups with different keys: ``type``, ``kind``, ``event``, ...), get a
     class per kind, ``Record`` being their union; ``flat=True`` merges them into one class.
     """
-    top = _Seen()
+    top = Seen()
     seen: list[Any] = []
     for record in records:
         top.add(record)
@@ -399,7 +327,7 @@ def infer(records: Iterable[Any], *, flat: bool = False) -> Inferred:
     builder = _Builder()
     # An array's tag is its first value: as a map, the records are keyed f0, f1, ...
     keyed = [{f"f{i}": v for i, v in enumerate(r)} for r in seen] if arrays else seen
-    tag = _tag_key(keyed, only="f0" if arrays else None) if not flat else None
+    tag = tag_key(keyed, only="f0" if arrays else None) if not flat else None
     if tag is not None and not arrays and not all(matchable(k) for r in seen for k in r):
         # A kind's own keys are matched by name in the union's tagged forms: a key msgspec
         # cannot match keeps the records one class.
@@ -408,112 +336,19 @@ def infer(records: Iterable[Any], *, flat: bool = False) -> Inferred:
         builder.record("Record", top)
         return Inferred(builder.classes, len(seen), builder.mixed)
     builder.names.add("Record")  # the union's name
-    groups: dict[str, _Seen] = {}
+    groups: dict[str, Seen] = {}
     for record in seen:
         if arrays:
-            groups.setdefault(record[0], _Seen()).add(record[1:])
+            groups.setdefault(record[0], Seen()).add(record[1:])
         else:
-            group = groups.setdefault(record[tag], _Seen())
+            group = groups.setdefault(record[tag], Seen())
             group.add({key: value for key, value in record.items() if key != tag})
     names = [
-        builder.record(_kind_name(value), group, tag=(tag, value), first=int(arrays))
+        builder.record(kind_name(value), group, tag=(tag, value), first=int(arrays))
         for value, group in groups.items()
     ]
     conflicts = builder.conflicts(names)
     return Inferred(builder.classes, len(seen), builder.mixed, names, conflicts)
-
-
-MAX_KINDS = 32
-"""A tag has at most this many values (kinds)."""
-
-_TAG_NAMES = ("type", "kind", "event", "event_type", "eventType", "msg_type", "@type", "_type")
-
-
-def _tag_key(records: list[dict[str, Any]], only: str | None = None) -> str | None:
-    """The key that tells the records' kinds apart, if one does (``only``: that key or none,
-    the first position of arrays, whose tags may be ints as well as strs): present in every
-    record with a str value (or, ``only``, every one an int), a few values (at least 2, at most
-    :data:`MAX_KINDS`, fewer than the records), whose groups of records differ in their keys or
-    in the kinds of their values, and are tidier than all the records together (fewer keys
-    missing now and then, or holding values of kinds that do not mix). A key of a well-known
-    name (``type``, ``kind``, ``event``...) comes first; any other must split the records into
-    groups of two or more with keys of their own. Then the key that leaves the groups
-    tidiest."""
-    tags = (str,) if only is None else (str, int)
-    common = [
-        k for k, v in records[0].items() if type(v) in tags and only in (None, k) and matchable(k)
-    ]
-    for record in records[1:]:
-        common = [k for k in common if type(record.get(k)) is type(records[0][k])]
-    flat = _untidy(records)
-    best: tuple[Any, ...] | None = None
-    found = None
-    for key in common:
-        groups: dict[str, list[dict[str, Any]]] = {}
-        for record in records:
-            groups.setdefault(record[key], []).append(record)
-        if not 2 <= len(groups) <= MAX_KINDS or len(groups) == len(records):
-            continue
-        known = key in _TAG_NAMES or key == only
-        # Another key must show more: groups of two or more, with keys of their own.
-        shapes: set[frozenset[Any]]
-        if known:
-            shapes = {frozenset(_shape(g[0], key)) for g in groups.values()}
-        else:
-            shapes = {frozenset(k for r in g for k in r) for g in groups.values()}
-        untidy = sum(_untidy(group) for group in groups.values())
-        if len(shapes) < 2 or untidy >= flat or (not known and min(map(len, groups.values())) < 2):
-            continue
-        rank = (not known, untidy, len(groups))
-        if best is None or rank < best:
-            best, found = rank, key
-    return found
-
-
-def _shape(record: dict[str, Any], tag: str) -> set[tuple[str, str | None]]:
-    """A record's keys, each with the kind of its value (``None`` for ``None``)."""
-    return {(k, _value_kind(v)) for k, v in record.items() if k != tag}
-
-
-def _value_kind(value: Any) -> str | None:
-    if value is None:
-        return None
-    kind = _SCALARS.get(type(value))
-    if kind in ("int", "float"):
-        return "number"  # they mix, as int | float
-    if kind is not None:
-        return kind
-    return (
-        "array"
-        if isinstance(value, (list, tuple))
-        else "map"
-        if isinstance(value, dict)
-        else "other"
-    )
-
-
-def _untidy(records: list[dict[str, Any]]) -> int:
-    """How many keys some of ``records`` lack, or hold values of kinds that do not mix."""
-    present: dict[str, int] = {}
-    kinds: dict[str, set[str]] = {}
-    for record in records:
-        for key, value in record.items():
-            present[key] = present.get(key, 0) + 1
-            kind = _value_kind(value)
-            if kind is not None:
-                kinds.setdefault(key, set()).add(kind)
-    return sum(
-        count < len(records) or len(kinds.get(key, ())) > 1 for key, count in present.items()
-    )
-
-
-def _kind_name(tag: str | int) -> str:
-    """A class name for the kind whose tag is ``tag``: ``page_view`` -> ``PageView``, ``2`` ->
-    ``Kind2``, ``-1`` -> ``KindMinus1``."""
-    if isinstance(tag, int):
-        return f"Kind{tag}" if tag >= 0 else f"KindMinus{-tag}"
-    name = _pascal(_word_characters(tag)) or "Kind"
-    return f"Kind{name}" if not name.isidentifier() else name
 
 
 _KIND_NAMES = {
@@ -541,21 +376,21 @@ class _Builder:
         self._path: list[str] = []
 
     def record(
-        self, name: str, seen: _Seen, tag: tuple[str, str] | None = None, first: int = 0
+        self, name: str, seen: Seen, tag: tuple[str, str] | None = None, first: int = 0
     ) -> str:
         """Define the class of the records seen at ``seen`` (a kind's, with its ``tag`` key
         and value; arrays' values from position ``first``, after a tag); its name."""
         name = self._class_name(name)
         fields: list[_Field] = []
         used: set[str] = set()
-        tagged = None if tag is None else (tag[0], _identifier(tag[0], used), tag[1])
+        tagged = None if tag is None else (tag[0], identifier(tag[0], used), tag[1])
         if tag is not None:
             self._path.append(name)
         if "map" in seen.kinds:
             for key, inner in seen.fields.items():
-                field_name = _identifier(key, used)
+                field_name = identifier(key, used)
                 optional = seen.present[key] < seen.maps
-                annotation = self._at(field_name, name + _pascal(field_name), inner)
+                annotation = self._at(field_name, name + pascal(field_name), inner)
                 fields.append(_Field(field_name, key, annotation, optional))
             # A dataclass's fields with defaults come after the others.
             fields.sort(key=lambda f: f.optional)
@@ -591,16 +426,16 @@ class _Builder:
         return found
 
     def _class_name(self, name: str) -> str:
-        return _unique(name, self.names, "")
+        return unique(name, self.names, "")
 
-    def _at(self, field: str, name: str, seen: _Seen) -> str:
+    def _at(self, field: str, name: str, seen: Seen) -> str:
         self._path.append(field)
         try:
             return self.annotation(name, seen)
         finally:
             self._path.pop()
 
-    def annotation(self, name: str, seen: _Seen) -> str:
+    def annotation(self, name: str, seen: Seen) -> str:
         kinds = seen.kinds - {"null"}
         nullable = "null" in seen.kinds
         text = self._type(name, seen, kinds)
@@ -608,7 +443,7 @@ class _Builder:
             text += " | None"
         return text
 
-    def _type(self, name: str, seen: _Seen, kinds: set[str]) -> str:
+    def _type(self, name: str, seen: Seen, kinds: set[str]) -> str:
         if not kinds:
             return "None"
         if kinds == {"int", "float"}:
@@ -623,9 +458,9 @@ class _Builder:
         if kind == "map":
             common = any(count == seen.maps for count in seen.present.values())
             if len(seen.fields) > MAX_FIELDS or not common:
-                merged = _Seen()
+                merged = Seen()
                 for inner in seen.fields.values():
-                    _merge(merged, inner)
+                    merge(merged, inner)
                 return f"dict[str, {self.annotation(name + 'Value', merged)}]"
             return self.record(name, seen)
         if kind == "dict":
@@ -645,62 +480,5 @@ class _Builder:
         raise AssertionError(f"no annotation for {kind}")  # pragma: no cover
 
 
-def _all_scalar(positions: list[_Seen]) -> bool:
+def _all_scalar(positions: list[Seen]) -> bool:
     return all(p.kinds and p.kinds - {"null"} <= set(_ANNOTATIONS) for p in positions)
-
-
-def _merge(into: _Seen, other: _Seen) -> None:
-    """Fold what ``other`` saw into ``into`` (the values of a map too wide to be a record)."""
-    into.kinds |= other.kinds
-    for attribute in ("items", "keys", "values"):
-        theirs = getattr(other, attribute)
-        if theirs is not None:
-            mine = getattr(into, attribute) or _Seen()
-            _merge(mine, theirs)
-            setattr(into, attribute, mine)
-    into.lengths |= other.lengths
-    while len(into.positions) < len(other.positions):
-        into.positions.append(_Seen())
-    for mine, theirs in zip(into.positions, other.positions, strict=False):
-        _merge(mine, theirs)
-    into.maps += other.maps
-    for key, theirs in other.fields.items():
-        mine = into.fields.setdefault(key, _Seen())
-        into.present[key] = into.present.get(key, 0) + other.present[key]
-        _merge(mine, theirs)
-
-
-def _word_characters(text: str) -> str:
-    """``text`` with every character that cannot be in a Python identifier made ``_``, in the
-    form Python reads an identifier in (NFKC): two keys that Python would read as one name
-    (``ﬁ`` and ``fi``) are one name here too, and made unique as such."""
-    normal = unicodedata.normalize("NFKC", text)
-    made = "".join(c if ("a" + c).isidentifier() else "_" for c in normal)
-    if unicodedata.normalize("NFKC", made) != made:  # pragma: no cover - NFKC is stable
-        made = "".join(c if c.isascii() else "_" for c in made)
-    return made
-
-
-def _identifier(key: str, used: set[str]) -> str:
-    """A Python identifier for ``key``, not in ``used`` (and now in it)."""
-    # Not starting with "_": a msgspec.Struct refuses such field names.
-    name = _word_characters(key).lstrip("_") or "field"
-    if not name.isidentifier():  # a digit first
-        name = "f_" + name
-    # Soft keywords (match, case, type) are names like any other, on every Python.
-    if keyword.iskeyword(name) or name in _RESERVED:
-        name += "_"
-    return _unique(name, used, "_")
-
-
-def _unique(name: str, used: set[str], joiner: str) -> str:
-    """``name``, or ``name`` + joiner + 2, 3, ... if taken; now in ``used``."""
-    unique, number = name, 2
-    while unique in used:
-        unique, number = f"{name}{joiner}{number}", number + 1
-    used.add(unique)
-    return unique
-
-
-def _pascal(name: str) -> str:
-    return "".join(part[:1].upper() + part[1:] for part in name.split("_") if part)
