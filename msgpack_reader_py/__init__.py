@@ -29,6 +29,7 @@ from ._base.errors import (
 )
 from ._base.ext import ExtHook, fluentd_event_time
 from ._base.options import DEFAULT_MAX_RECORD_SIZE, ReadOptions
+from ._base.version import VERSION
 from ._readers.streaming_reader import StreamingReader, read_items
 from ._readers.values import ValueReader
 from ._reference.generator import generate, get_iter, pack_items, write_items
@@ -86,7 +87,7 @@ __all__ = [
     "write_index",
     "write_items",
 ]
-__version__ = "0.1.0"
+__version__ = VERSION
 
 # Imported on first use: pyarrow (an extra) for the Arrow names, asyncio (slower to import
 # than the rest of the package) for the asyncio reader, and the conversion and inference

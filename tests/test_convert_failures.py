@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from msgpack_reader_py import Item
-from msgpack_reader_py._output import atomic
+from msgpack_reader_py._base import atomic
 from msgpack_reader_py._output.formats import OutputFormat
 from msgpack_reader_py.cli import main
 

@@ -18,6 +18,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from .._analysis.infer import Inferred
 from .._analysis.inferred import InferFrom, check_infer_from, infer_sources, table_type, unseen
+from .._base.atomic import NamedOutput, replacing
 from .._base.checks import count_of
 from .._base.errors import RecordError
 from .._base.options import ReadKeywords, ReadOptions
@@ -28,7 +29,6 @@ from .._split.parallel import Splitting
 from .._split.ranges import Flattened
 from .._stream.delivery import KEPT_ERRORS, Batches, Plan
 from .._stream.sources import Source
-from .atomic import NamedOutput, replacing
 from .columnar import columns_out
 from .formats import COLUMNAR, FORMATS, Codec, OutputFormat, output_settings
 from .query import Query

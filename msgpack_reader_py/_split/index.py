@@ -17,10 +17,10 @@ from typing import Any
 
 import msgpack
 
+from .._base.atomic import replacing
 from .._base.checks import positive
 from .._base.log import logger
 from .._base.options import ReadOptions
-from .._output.atomic import replacing
 from .._stream.compression import compression
 from .._stream.delivery import Framing
 

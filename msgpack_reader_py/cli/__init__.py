@@ -1,8 +1,8 @@
 """The command line: ``python -m msgpack_reader_py`` and ``msgpack-reader``.
 
-Each command is a module of its own, its options beside its handler (``read``, ``count``,
-``convert`` with ``dump``, ``head`` and ``tail``, ``index``, ``inspect``, ``schema``,
-``stats``, ``generate``); what they share is in ``_common``.
+Each command is a module of its own, its options beside its handler (``_read``, ``_count``,
+``_convert`` with ``dump``, ``head`` and ``tail``, ``_index``, ``_inspect``, ``_schema``,
+``_stats``, ``_generate``); what they share is in ``_common``.
 
 A thin shell over the library: it parses arguments, runs one command, and turns every failure
 into one ``error: ...`` line on stderr with a non-zero status (1 for data and I/O errors, 2 for
@@ -22,9 +22,9 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
+from .._base.atomic import stop, stopped
 from .._base.log import logger
 from .._base.options import ReadOptions
-from .._output.atomic import stop, stopped
 from .._reference.generator import DEFAULT_SEED, get_iter, pack_items
 from .._stream.follow import check_followable
 from . import _convert as convert
@@ -65,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_STATUSES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    from .. import __version__
+    from .._base.version import VERSION as __version__
 
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.set_defaults(run=_run_default)

@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from .._analysis.infer import InferenceError
-from .._output.atomic import replacing
+from .._base.atomic import replacing
 from .._output.formats import CODECS, DEFAULT_CODEC, FORMATS, OutputFormat, output_settings
 from .._output.progress import Mode
 from .._output.text import TableRows
