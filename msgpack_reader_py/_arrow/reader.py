@@ -228,9 +228,8 @@ class ArrowJob(Flattened):
         )
         return Plan(
             record_type,
+            options,
             convert=converter,
-            ext_hook=options.ext_hook,
-            forbid_unknown_keys=options.forbid_unknown_keys,
         )
 
 

@@ -348,7 +348,6 @@ class TextJob(Flattened):
     def plan(self, record_type: Any, options: ReadOptions) -> Plan:
         return Plan(
             record_type,
+            options,
             convert=Batches(),
-            ext_hook=options.ext_hook,
-            forbid_unknown_keys=options.forbid_unknown_keys,
         )

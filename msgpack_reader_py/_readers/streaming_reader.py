@@ -421,9 +421,8 @@ def typed_plan(record_type: Any, mapper: Callable[[Any], Any] | None, options: R
         raise TypeError(f"mapper must be callable, got {mapper!r}")
     return Plan(
         record_type,
+        options,
         mapper=mapper,
-        ext_hook=options.ext_hook,
-        forbid_unknown_keys=options.forbid_unknown_keys,
     )
 
 

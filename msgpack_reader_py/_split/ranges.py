@@ -217,8 +217,7 @@ class Records(Flattened):
     def plan(self, record_type: Any, options: ReadOptions) -> Plan:
         return Plan(
             record_type,
-            ext_hook=options.ext_hook,
-            forbid_unknown_keys=options.forbid_unknown_keys,
+            options,
         )
 
 

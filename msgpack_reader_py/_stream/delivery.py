@@ -19,7 +19,6 @@ from collections.abc import Callable, Generator, Iterator
 from typing import Any, Protocol, TypeVar
 
 from .._base.errors import DecodeError, ReaderError, RecordError
-from .._base.ext import ExtHook
 from .._base.options import ReadOptions
 from .._types.decoding import RecordFailure, record_decoder
 from . import sniff
@@ -79,8 +78,12 @@ class RunDecoder(Protocol):
     def decode_one(self, data: Any, /) -> Any: ...
 
 
+_DEFAULTS = ReadOptions()
+
+
 class Plan:
-    """How each run of records is decoded, and what is made of the decoded records.
+    """How each run of records is decoded (as ``record_type``, with the ``ext_hook`` and
+    ``forbid_unknown_keys`` of ``options``), and what is made of the decoded records.
 
     ``decoder`` replaces the record type's own (:func:`~.decoding.record_decoder`): the
     untyped values of :mod:`.values`. With ``refuse_foreign``, a stream whose first bytes
@@ -90,11 +93,10 @@ class Plan:
     def __init__(
         self,
         record_type: Any,
+        options: ReadOptions | None = None,
         *,
         mapper: Callable[[Any], Any] | None = None,
         convert: BatchConverter | None = None,
-        ext_hook: ExtHook | None = None,
-        forbid_unknown_keys: bool = False,
         decoder: RunDecoder | None = None,
         refuse_foreign: bool = False,
     ) -> None:
@@ -104,10 +106,11 @@ class Plan:
         if decoder is not None:
             self.decoder: RunDecoder = decoder
             return
+        options = options or _DEFAULTS
         self.decoder = record_decoder(
             Any if mapper is not None else record_type,
-            ext_hook=ext_hook,
-            forbid_unknown_keys=forbid_unknown_keys,
+            ext_hook=options.ext_hook,
+            forbid_unknown_keys=options.forbid_unknown_keys,
             values=convert is not None,
         )
 
