@@ -33,18 +33,23 @@ BLOCK_RECORDS = 100_000
 MEASUREMENTS = ("io_floor", "read")
 
 
-def write_stream(path: Path, size: int) -> tuple[int, int]:
-    """Write at least ``size`` bytes of records to ``path``; return (records, sum of ids).
+def write_stream(path: Path, size: int = 0, *, records: int | None = None) -> tuple[int, int]:
+    """Write at least ``size`` bytes of records to ``path``, or exactly ``records`` records;
+    return (records, sum of ids).
 
     One block of generated records is written again and again: the reader's work per byte is
     what is measured, and the block is large enough to defeat any caching of decoded values.
     """
-    block = pack_items(get_iter(BLOCK_RECORDS, seed=7))
-    copies = -(-size // len(block))
+    items = list(get_iter(BLOCK_RECORDS, seed=7))
+    block = pack_items(items)
+    copies, rest = (
+        (-(-size // len(block)), 0) if records is None else divmod(records, BLOCK_RECORDS)
+    )
     with path.open("wb") as stream:
         for _ in range(copies):
             stream.write(block)
-    return copies * BLOCK_RECORDS, copies * sum(range(BLOCK_RECORDS))
+        stream.write(pack_items(items[:rest]))
+    return copies * BLOCK_RECORDS + rest, copies * sum(range(BLOCK_RECORDS)) + sum(range(rest))
 
 
 def measure(kind: str, path: str) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -525,11 +526,13 @@ def output_table(output: dict[str, Row]) -> list[str]:
 
 
 OUTPUT_COST = {  # benchmarks/output_cost.py: command -> how RESULTS.md names it
+    "floor": "`python -m benchmarks.floor FILE`: msgpack's `Unpacker`, ids summed (the floor)",
     "cat": "`cat FILE`: the I/O floor",
-    "read": "`read --type item` (the baseline: Items, checked, counted)",
+    "read": "`read --type item` (Items checked, counted, ids summed)",
     "dump_items": "`dump --type item` (JSON Lines)",
     "dump_items_csv": "`dump --type item --format csv`",
     "dump_untyped": "`dump` (untyped, JSON Lines)",
+    "convert_csv_items": "`convert --type item --to csv`",
     "convert_parquet_items": "`convert --type item --to parquet`",
     "convert_arrow_items": "`convert --type item --to arrow`",
 }
@@ -538,6 +541,7 @@ OUTPUT_COST_DESTINATIONS = {
     "pipe": "`\\| cat > /dev/null`",  # a table cell: the pipe escaped
     "file": "to a file",
 }
+PARALLEL_OUTPUTS = {"file": "one file", "parts": "a directory of parts"}
 
 
 def _seconds(seconds: float) -> str:
@@ -546,7 +550,7 @@ def _seconds(seconds: float) -> str:
 
 def output_cost_table(cost: dict[str, Any]) -> list[str]:
     """One row per command, one column per destination: median time and median ratio to the
-    ``read`` of the same round; each target judged on its /dev/null figure."""
+    floor of the same round; each target judged on its /dev/null figure."""
     header = " | ".join(OUTPUT_COST_DESTINATIONS.values())
     lines = [
         f"| command | {header} | written to the file | target (on /dev/null) |",
@@ -562,7 +566,7 @@ def output_cost_table(cost: dict[str, Any]) -> list[str]:
             cells.append(
                 "-"
                 if at is None
-                else f"{_seconds(at['median_seconds'])}, {at['ratio_to_read']:.2f}x read"
+                else f"{_seconds(at['median_seconds'])}, {at['ratio_to_floor']:.2f}x"
             )
         written = measured.get("file", {}).get("output_bytes")
         size = "-" if written is None else _bytes_of(written, cost["file_bytes"])
@@ -571,6 +575,29 @@ def output_cost_table(cost: dict[str, Any]) -> list[str]:
         if target is not None:
             verdict = f"at most {target['at_most']}x: {'met' if target['met'] else 'not met'}"
         lines.append(f"| {what} | {' | '.join(cells)} | {size} | {verdict} |")
+    return lines
+
+
+def parallel_table(cost: dict[str, Any]) -> list[str]:
+    """One row per parallel conversion: its wall time, its speed against one process, and
+    how busy it kept its cores, against its target."""
+    work = cost["parallel_work"]
+    lines = [
+        "| command | wall time | speed-up | cores busy | target |",
+        "|---|---|---|---|---|",
+        f"| `{work['command'].removeprefix('msgpack-reader ')}` | "
+        f"{_seconds(statistics.median(work['seconds']))} | 1.00x | "
+        f"CPU time {_seconds(statistics.median(work['cpu_seconds']))} | - |",
+    ]
+    for run in cost["parallel"]:
+        verdict = "-"
+        if "at_least" in run:
+            verdict = f"at least {run['at_least']}: {'met' if run['met'] else 'not met'}"
+        lines.append(
+            f"| `{run['command'].removeprefix('msgpack-reader ')}` | "
+            f"{_seconds(run['median_seconds'])} | {run['speedup']:.2f}x | {run['busy']:.2f} | "
+            f"{verdict} |"
+        )
     return lines
 
 
@@ -586,10 +613,19 @@ def output_cost_verdict(cost: dict[str, Any]) -> str:
         parts.append(
             f"`{shown_name(name)}` {target['ratio']:.2f}x (at most {target['at_most']}x, {verdict})"
         )
+    judged = [run for run in cost["parallel"] if "at_least" in run]
+    for run in judged:
+        verdict = "met" if run["met"] else "not met"
+        parts.append(
+            f"`--jobs {run['jobs']}` to {PARALLEL_OUTPUTS[run['output']]} {run['busy']:.2f} "
+            f"busy (at least {run['at_least']}, {verdict})"
+        )
     met = sum(target["met"] for target in cost["targets"].values())
+    met += sum(run["met"] for run in judged)
     return (
-        f"Targets, each judged on the median ratio to `read` with output to `/dev/null`: "
-        f"{met} of {len(cost['targets'])} met: {'; '.join(parts)}."
+        "Targets, each judged on the median of the rounds (ratios to the floor with output to "
+        f"`/dev/null`; how busy the cores were): {met} of {len(cost['targets']) + len(judged)} "
+        f"met: {'; '.join(parts)}."
     )
 
 
@@ -599,23 +635,26 @@ def shown_name(name: str) -> str:
 
 
 def plot_output_cost(cost: dict[str, Any], path: Path) -> None:
-    """Grouped bars: each workload's ratio to ``read`` per destination, a dashed line at each
-    target, and the I/O floor."""
+    """Two panels: each command's ratio to the floor per destination, with a dashed line at
+    each target and the I/O floor; and how busy each parallel conversion kept its cores."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     measurements = cost["measurements"]
-    names = [n for n in OUTPUT_COST if n in measurements and n not in ("cat", "read")]
+    names = [n for n in OUTPUT_COST if n in measurements and n not in ("cat", "floor")]
     destinations = list(OUTPUT_COST_DESTINATIONS)
     width = 0.8 / len(destinations)
-    figure, axes = plt.subplots(figsize=(8, 5))
+    figure, (axes, busy) = plt.subplots(1, 2, figsize=(12, 5), gridspec_kw={"width_ratios": [3, 1]})
     for index, destination in enumerate(destinations):
         offsets = [p - 0.4 + width * (index + 0.5) for p in range(len(names))]
-        ratios = [measurements[n][destination]["ratio_to_read"] for n in names]
+        shown = [
+            (o, n) for o, n in zip(offsets, names, strict=True) if destination in measurements[n]
+        ]
+        ratios = [measurements[n][destination]["ratio_to_floor"] for _, n in shown]
         bars = axes.bar(
-            offsets,
+            [o for o, _ in shown],
             ratios,
             width,
             label=OUTPUT_COST_DESTINATIONS[destination].strip("`").replace("\\|", "|"),
@@ -636,16 +675,37 @@ def plot_output_cost(cost: dict[str, Any], path: Path) -> None:
                 label=label,
             )
             label = "_nolegend_"  # one legend entry for every target line
-    axes.axhline(1.0, color="grey", linewidth=0.8)
-    floor = measurements["cat"]["devnull"]["ratio_to_read"]
-    axes.axhline(floor, color="grey", linewidth=0.8, linestyle="dotted", label="cat (I/O floor)")
+    axes.axhline(1.0, color="grey", linewidth=0.8, label="the floor")
+    io_floor = measurements["cat"]["devnull"]["ratio_to_floor"]
+    axes.axhline(io_floor, color="grey", linewidth=0.8, linestyle="dotted", label="cat (I/O)")
     labels = [shown_name(n).replace(" --", "\n--") for n in names]
-    axes.set_xticks(list(range(len(names))), labels, fontsize=8)
-    axes.set_ylabel("median time / read's, same round\n(1.0 = read; lower is faster)")
-    axes.set_title(
-        f"What writing costs: {cost['file_bytes'] / (1 << 30):.2f} GiB, {cost['records']:,} records"
-    )
+    axes.set_xticks(list(range(len(names))), labels, fontsize=7)
+    axes.set_ylabel("median time / the floor's, same round\n(1.0 = the floor; lower is faster)")
+    axes.set_title(f"What the commands cost: {cost['records']:,} Items")
     axes.legend(fontsize=8)
+    runs = cost["parallel"]
+    positions = list(range(len(runs)))
+    bars = busy.bar(positions, [run["busy"] for run in runs], 0.6, color="tab:green")
+    busy.bar_label(bars, labels=[f"{run['busy']:.2f}" for run in runs], fontsize=7, padding=2)
+    for position, run in zip(positions, runs, strict=True):
+        if "at_least" in run:
+            busy.hlines(
+                run["at_least"],
+                position - 0.35,
+                position + 0.35,
+                colors="black",
+                linestyles="dashed",
+                linewidth=1.2,
+                zorder=3,
+            )
+    busy.set_xticks(
+        positions,
+        [f"--jobs {run['jobs']}\n{PARALLEL_OUTPUTS[run['output']]}" for run in runs],
+        fontsize=7,
+    )
+    busy.set_ylim(0, 1.1)
+    busy.set_ylabel("CPU time of --jobs 1 / (N x wall time)")
+    busy.set_title("convert --to parquet: cores busy")
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)
@@ -1082,28 +1142,36 @@ def write(
         plot_output_cost(output_cost, out / "output_cost.png")
         cost = output_cost
         lines += [
-            "## What writing costs",
+            "## What the commands cost",
             "",
-            f"A file of {cost['file_bytes'] / (1 << 30):.2f} GiB ({cost['records']:,} Items, "
-            "page cache warm), each command run as a user runs it, in a process of its own "
-            "(start-up included), to three destinations: `/dev/null` (the writing alone), a "
-            "pipe into `cat` (a consumer: each write waits for room in the pipe) and a file "
-            f"on disk ({cost['output_filesystem']}; `convert -o OUT`, the atomic path, for "
-            "convert), against `read --type item` of the same file and `cat` (the I/O floor). "
-            f"Every command and destination ran once a round, `read` first, {cost['repeat']} "
-            "rounds; each cell is the median time and the median of the per-round ratios to "
-            "that round's `read`. Every exit status was checked, and each file written was "
-            "counted back to the records of the input. Python "
-            f"{cost['python']}, {cost['cpu_count']} logical CPUs; made by "
+            f"A file of {cost['records']:,} Items ({cost['file_bytes'] / 1e6:,.0f} MB, page "
+            "cache warm), each command run as a user runs it, in a process of its own "
+            "(start-up included), against the floor: `benchmarks/floor.py`, msgpack's own "
+            "`Unpacker` framing every record and summing the ids, checking nothing, in a "
+            "process of its own too. Writing commands go to three destinations: `/dev/null` "
+            "(the writing alone), a pipe into `cat` (a consumer: each write waits for room in "
+            f"the pipe) and a file on disk ({cost['output_filesystem']}; `convert -o OUT`, the "
+            "atomic path, for convert). Every command and destination ran once a round, the "
+            f"floor first, {cost['repeat']} rounds; each cell is the median time and the "
+            "median of the per-round ratios to that round's floor. Every exit status was "
+            "checked, and each file written was counted back to the records of the input. "
+            f"Python {cost['python']}, {cost['cpu_count']} logical CPUs; made by "
             "`benchmarks/output_cost.py`, results in `doc/output_cost.result.json`. The "
             "in-memory figures above (`benchmarks/output.py`) are the work alone; these are "
             "the whole command.",
             "",
             *output_cost_table(cost),
             "",
+            "The conversion to Parquet on many processes, to one file (the workers decode, "
+            "one process encodes) and to a directory of parts (each part encoded and written by "
+            "the worker that read it), judged on how busy it keeps its cores: the CPU time of "
+            "`--jobs 1` (the work) over N times the run's wall time, the median of the rounds.",
+            "",
+            *parallel_table(cost),
+            "",
             output_cost_verdict(cost),
             "",
-            "![What writing costs](output_cost.png)",
+            "![What the commands cost](output_cost.png)",
             "",
         ]
     if compression is not None:
@@ -1157,7 +1225,7 @@ def write(
         "poetry run python benchmarks/output.py -o output.result.json",
         "poetry run python -m benchmarks.one_file -o one_file.result.json",
         "poetry run python benchmarks/compression.py -o compression.result.json",
-        "poetry run python -m benchmarks.output_cost --size-gib 1 -o output_cost.result.json",
+        "poetry run python -m benchmarks.output_cost -o output_cost.result.json",
         "poetry run python -m benchmarks.engines -o engines.result.json",
         "python -m pyperf compare_to doc/benchmark.result.json benchmark.result.json --table",
         "```",
@@ -1214,6 +1282,35 @@ SCALE_START = "<!-- scale:start -->"
 SCALE_END = "<!-- scale:end -->"
 RUST_START = "<!-- rust:start -->"
 RUST_END = "<!-- rust:end -->"
+COST_START = "<!-- cost:start (made by benchmarks/report.py) -->"
+COST_END = "<!-- cost:end -->"
+
+
+def cost_block(cost: dict[str, Any]) -> list[str]:
+    """The README's figures of ``benchmarks/output_cost.py``: each target, its figure."""
+    lines = [
+        f"{cost['records']:,} Items, each command in a process of its own, medians of "
+        f"{cost['repeat']} rounds on {cost['cpu_count']} logical CPUs, against the floor of the "
+        "same round ([doc/RESULTS.md](doc/RESULTS.md#what-the-commands-cost) has every "
+        "destination):",
+        "",
+        "| command | figure | target | met |",
+        "|---|---|---|---|",
+    ]
+    for name, target in cost["targets"].items():
+        lines.append(
+            f"| `{shown_name(name)}` to `/dev/null` | {target['ratio']:.2f}x the floor | at most "
+            f"{target['at_most']}x | {'yes' if target['met'] else 'no'} |"
+        )
+    lines.extend(
+        f"| `convert --to parquet --jobs {run['jobs']}` to "
+        f"{PARALLEL_OUTPUTS[run['output']]} | cores {run['busy']:.2f} busy "
+        f"({run['speedup']:.2f}x as fast as one process) | at least {run['at_least']} | "
+        f"{'yes' if run['met'] else 'no'} |"
+        for run in cost["parallel"]
+        if "at_least" in run
+    )
+    return ["", *lines, "", "![What the commands cost](doc/output_cost.png)", ""]
 
 
 def _span(text: str, start: str, end: str, sentence: str) -> str:
@@ -1230,11 +1327,14 @@ def update_readme(
     readme: Path,
     scale: dict[str, Any] | None = None,
     one: dict[str, Any] | None = None,
+    cost: dict[str, Any] | None = None,
 ) -> None:
     """Replace the README's results block with the target table of this run, its scale-out
-    sentence with the figures of ``scale``, and its one file on both cores against the Rust
-    reader with those of ``one``."""
+    sentence with the figures of ``scale``, its one file on both cores against the Rust
+    reader with those of ``one``, and its commands' cost with those of ``cost``."""
     text = readme.read_text()
+    if cost is not None:
+        text = _span(text, COST_START, COST_END, "\n".join(cost_block(cost)))
     if scale is not None:
         measurements = scale["measurements"]
         sentence = (
@@ -1297,7 +1397,7 @@ def main(argv: list[str] | None = None) -> int:
         rows, metadata, big, tried, args.doc, scale, output, one, compression, cost, engines, others
     )
     if args.readme is not None:
-        update_readme(rows, metadata, args.readme, scale, one)
+        update_readme(rows, metadata, args.readme, scale, one, cost)
     return 0
 
 

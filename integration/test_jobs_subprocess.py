@@ -80,3 +80,39 @@ def test_workers_end_with_a_reader_that_is_killed(big: Path) -> None:
         time.sleep(0.5)  # the workers have started
         process.kill()
     assert group_ends(process.pid)
+
+
+@pytest.mark.parametrize("to", ["parquet", "csv"])
+@pytest.mark.parametrize(
+    ("stop", "status"),
+    [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)],
+    ids=["ctrl-c", "sigterm", "sighup"],
+)
+def test_a_directory_of_parts_stopped_leaves_the_old_parts_alone(
+    tmp_path: Path, big: Path, stop: signal.Signals, status: int, to: str
+) -> None:
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    old = parts / f"part-00000.{to}"
+    old.write_bytes(PREVIOUS)
+    command = [*MODULE, "convert", str(big), *ITEM, "--to", to, "-j", "2"]
+    command += ["--replace", "-o", f"{parts}{os.sep}"]
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    ) as process:
+        deadline = time.monotonic() + TIMEOUT
+        # Under way: a worker's part is being written in the hidden directory beside.
+        while not list(tmp_path.glob(".parts.*.parts/*")):
+            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            assert time.monotonic() < deadline, "the conversion never started"
+            time.sleep(0.01)
+        if stop == signal.SIGINT:
+            os.killpg(process.pid, stop)
+        else:
+            process.send_signal(stop)
+        out_bytes, err = process.communicate(timeout=TIMEOUT)
+    assert (process.returncode, out_bytes, err) == (status, b"", b"")
+    assert_directory_holds(tmp_path, {"parts"})
+    assert_directory_holds(parts, {old.name})
+    assert old.read_bytes() == PREVIOUS
+    assert group_ends(process.pid)

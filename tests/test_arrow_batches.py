@@ -1,5 +1,5 @@
 """How records become Arrow batches: full batches but the last, ``batch_size``, batches cut by
-``MAX_BATCH_BYTES``, and ``_rebatched``, which cuts the reader's pieces into batches.
+``MAX_BATCH_BYTES``, and ``rebatched``, which cuts the reader's pieces into batches.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ BATCH_SIZES = [1, 7, 1000, 9999, 10000, 10001, 65536]
 # Every batch size with the default reads, a few with an odd read size; batches of 1 and 7 rows
 # over the stream's first 1000 records, the others over all of it. Reads of a few bytes (at
 # most one record finished per read) are the property test's, over short streams; every way
-# of cutting pieces into batches is tested on _rebatched itself.
+# of cutting pieces into batches is tested on rebatched itself.
 BATCHINGS = [
     *((batch_size, DEFAULT_READ_SIZE) for batch_size in BATCH_SIZES),
     (7, 333),
@@ -164,7 +164,7 @@ def test_batches_are_not_cut_by_bytes_below_the_limit(reference_bytes: bytes) ->
 
 
 # --------------------------------------------------------------------------------------------
-# Cutting the reader's pieces into batches: _rebatched itself
+# Cutting the reader's pieces into batches: rebatched itself
 # --------------------------------------------------------------------------------------------
 
 ROW_BYTES = 8  # a row of the pieces below: one int64, no nulls
@@ -209,7 +209,7 @@ def test_rebatched_cuts_full_batches_but_the_last_from_any_pieces(
 ) -> None:
     """Whatever the pieces' sizes: batches of batch_size rows, the last one shorter, every row
     once and in order; a piece is split between batches where a batch fills."""
-    batches = list(arrow_module._rebatched(iter(numbered_pieces(sizes)), batch_size))
+    batches = list(arrow_module.rebatched(iter(numbered_pieces(sizes)), batch_size))
     assert all(isinstance(batch, pa.RecordBatch) for batch in batches)
     assert [batch.num_rows for batch in batches] == expected_sizes(sum(sizes), batch_size)
     assert numbers_of(batches) == list(range(sum(sizes)))
@@ -229,7 +229,7 @@ def test_rebatched_cuts_a_batch_once_its_bytes_reach_the_limit(
     soon as their bytes reach it (never before), batch_size still the most rows a batch holds."""
     limit = (limit_rows - 1) * ROW_BYTES + 1 + extra  # reached by limit_rows rows, not fewer
     with mock.patch.object(arrow_module, "MAX_BATCH_BYTES", limit):
-        batches = list(arrow_module._rebatched(iter(numbered_pieces(sizes)), batch_size))
+        batches = list(arrow_module.rebatched(iter(numbered_pieces(sizes)), batch_size))
     assert [batch.num_rows for batch in batches] == sizes_cut_by_bytes(sizes, batch_size, limit)
     assert numbers_of(batches) == list(range(sum(sizes)))
     for batch in batches[:-1]:
@@ -252,19 +252,19 @@ def test_rebatched_delivers_the_pending_rows_before_the_pieces_exception(
 
     batches: list[pa.RecordBatch] = []
     with pytest.raises(OSError, match="the source broke") as info:
-        batches.extend(arrow_module._rebatched(failing(), batch_size))
+        batches.extend(arrow_module.rebatched(failing(), batch_size))
     assert info.value is error
     assert [batch.num_rows for batch in batches] == expected_sizes(sum(sizes), batch_size)
     assert numbers_of(batches) == list(range(sum(sizes)))
 
 
 def test_rebatched_gives_no_batch_for_no_pieces() -> None:
-    assert list(arrow_module._rebatched(iter([]), 10)) == []
+    assert list(arrow_module.rebatched(iter([]), 10)) == []
 
 
 def test_the_limit_cuts_a_batch_at_the_piece_that_reaches_it() -> None:
     """Worked example: pieces of 3, 3 and 4 rows, batches of 8, a limit of 5 rows' bytes."""
     with mock.patch.object(arrow_module, "MAX_BATCH_BYTES", 5 * ROW_BYTES):
-        batches = list(arrow_module._rebatched(iter(numbered_pieces([3, 3, 4])), 8))
+        batches = list(arrow_module.rebatched(iter(numbered_pieces([3, 3, 4])), 8))
     assert [batch.num_rows for batch in batches] == [6, 4]
     assert numbers_of(batches) == list(range(10))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -149,20 +150,25 @@ def test_output_cost_commands_are_what_a_user_types() -> None:
     def line(name: str, destination: str) -> str:
         return output_cost.command_line(name, destination, program="m", source="F", out="O")
 
+    assert line("floor", "devnull").endswith(" -m benchmarks.floor F > /dev/null")
     assert line("cat", "devnull") == "cat F > /dev/null"
     assert line("read", "devnull") == "m read --type item F > /dev/null"
     assert line("dump_items", "devnull") == "m dump --type item --format jsonl F > /dev/null"
     assert line("dump_untyped", "pipe") == "m dump --format jsonl F | cat > /dev/null"
     assert line("dump_items_csv", "file") == "m dump --type item --format csv F > O"
-    assert line("convert_parquet_items", "devnull") == (
-        "m convert --type item --to parquet -o - F > /dev/null"
+    assert line("convert_csv_items", "devnull") == (
+        "m convert --type item --to csv -o - F > /dev/null"
     )
     assert line("convert_arrow_items", "pipe") == (
         "m convert --type item --to arrow -o - F | cat > /dev/null"
     )
     assert line("convert_arrow_items", "file") == "m convert --type item --to arrow -o O F"
-    assert output_cost.runs()[0] == ("read", "devnull")  # each round's ratios are to its read
-    assert len(output_cost.runs()) == 2 + 3 * len(output_cost.WORKLOADS)
+    assert output_cost.runs()[0] == ("floor", "devnull")  # each round's ratios are to its floor
+    assert len(output_cost.runs()) == 2 + 1 + 3 * (len(output_cost.WORKLOADS) - 1)
+    parts = output_cost.parallel_line(2, "parts", program="m", source="F", out="D")
+    assert parts == f"m convert --type item --to parquet --jobs 2 -o D{os.sep} F"
+    assert output_cost.parallel_runs([2, 4])[0] == (1, "file")  # the work, first
+    assert output_cost.shown_parallel(2, "parts").endswith(f"--jobs 2 -o DIR{os.sep} FILE")
 
 
 def test_output_cost_fails_loudly_on_a_failed_command() -> None:
@@ -176,8 +182,15 @@ def test_output_cost_fails_loudly_on_a_failed_command() -> None:
 def test_output_cost_counts_a_csv_file_without_its_header(tmp_path: Path) -> None:
     out = tmp_path / "out.csv"
     out.write_text("id,name\n1,a\n2,b\n")
-    assert output_cost.records_in("dump_items_csv", out) == 2
-    assert output_cost.records_in("dump_items", out) == 3
+    assert output_cost.records_in(out) == 2
+    lines = tmp_path / "out.jsonl"
+    lines.write_text("{}\n{}\n{}\n")
+    assert output_cost.records_in(lines) == 3
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    for number in range(2):
+        (parts / f"part-0000{number}.csv").write_text("id\n1\n2\n3\n")
+    assert output_cost.records_in(parts) == 6
 
 
 def test_engines_end_to_end_and_its_report(tmp_path: Path) -> None:
@@ -200,46 +213,61 @@ def test_engines_end_to_end_and_its_report(tmp_path: Path) -> None:
 def test_output_cost_end_to_end_and_its_report(tmp_path: Path) -> None:
     out = tmp_path / "doc" / "output_cost.result.json"
     out.parent.mkdir()
-    arguments = ["--size-gib", "0.002", "--repeat", "1", "--dir", str(tmp_path)]
+    arguments = ["--records", "3000", "--repeat", "1", "--dir", str(tmp_path)]
     assert output_cost.main([*arguments, "-o", str(out)]) == 0
     text = out.read_text()
     assert str(tmp_path) not in text  # commands as a user types them, no machine paths
     result = json.loads(text)
-    assert result["records"] == big_file.BLOCK_RECORDS
-    assert result["file_bytes"] >= 0.002 * (1 << 30)
+    assert result["records"] == 3000
+    assert result["sum_of_ids"] == sum(range(3000))
     assert result["cpu_count"] >= 1
     assert {"python", "machine", "msgpack", "output_filesystem"} <= set(result)
     measurements = result["measurements"]
-    assert set(measurements) == {"cat", "read", *output_cost.WORKLOADS} == set(report.OUTPUT_COST)
+    assert set(measurements) == {"floor", "cat", *output_cost.WORKLOADS} == set(report.OUTPUT_COST)
     assert set(measurements["cat"]) == set(measurements["read"]) == {"devnull"}
-    read = measurements["read"]["devnull"]
-    assert read["ratio_to_read"] == 1.0
-    for name in output_cost.WORKLOADS:
+    floor = measurements["floor"]["devnull"]
+    assert floor["ratio_to_floor"] == 1.0
+    for name in set(output_cost.WORKLOADS) - {"read"}:
         assert set(measurements[name]) == set(output_cost.DESTINATIONS)
         assert set(measurements[name]) == set(report.OUTPUT_COST_DESTINATIONS)
         for measured in measurements[name].values():
-            assert measured["ratio_to_read"] == measured["seconds"][0] / read["seconds"][0]
+            assert measured["ratio_to_floor"] == measured["seconds"][0] / floor["seconds"][0]
             assert measured["command"].startswith("msgpack-reader ")
             assert measured["cpu_seconds"][0] > 0
         assert measurements[name]["file"]["output_bytes"] > 0
     assert set(result["targets"]) == set(output_cost.TARGETS)
     for name, target in result["targets"].items():
-        assert target["ratio"] == measurements[name]["devnull"]["ratio_to_read"]
+        assert target["ratio"] == measurements[name]["devnull"]["ratio_to_floor"]
         assert target["met"] == (target["ratio"] <= target["at_most"])
+    work = result["parallel_work"]["cpu_seconds"][0]
+    assert [(run["jobs"], run["output"]) for run in result["parallel"]] == [
+        (2, "file"),
+        (2, "parts"),
+    ]
+    for run in result["parallel"]:
+        assert run["busy"] == work / (2 * run["seconds"][0])
+        assert run["met"] == (run["busy"] >= run["at_least"])
     assert not list(tmp_path.glob("msgpack-reader-output-*"))  # scratch files gone
 
     table = report.output_cost_table(result)
     assert len(table) == 2 + len(report.OUTPUT_COST)
     assert table[0].startswith("| command | `> /dev/null` | `\\| cat > /dev/null` | to a file |")
-    assert table[2].startswith("| `cat FILE`: the I/O floor | ")
-    assert table[2].endswith("x read | - | - | - | - |")
-    assert table[3].startswith("| `read --type item` (the baseline: Items, checked, counted) | ")
-    assert "ms, 1.00x read | - | - | - | - |" in table[3]
-    assert table[4].startswith("| `dump --type item` (JSON Lines) | ")
+    assert table[2].startswith("| `python -m benchmarks.floor FILE`: msgpack's `Unpacker`")
+    assert table[2].endswith(", 1.00x | - | - | - | - |")
+    assert table[4].startswith("| `read --type item` (Items checked, counted, ids summed) | ")
     assert table[4].endswith(
-        f"at most 1.5x: {'met' if result['targets']['dump_items']['met'] else 'not met'} |"
+        f"at most 1.2x: {'met' if result['targets']['read']['met'] else 'not met'} |"
+    )
+    parallel = report.parallel_table(result)
+    assert len(parallel) == 2 + 1 + 2
+    assert parallel[2].startswith(
+        "| `convert --type item --to parquet --jobs 1 -o OUT.parquet FILE`"
     )
     assert report.output_cost_verdict(result).startswith("Targets, each judged on the median ")
+    block = report.cost_block(result)
+    rows = [line for line in block if line.startswith("| `")]
+    assert len(rows) == len(output_cost.TARGETS) + len(output_cost.BUSY_TARGETS)
+    assert "![What the commands cost](doc/output_cost.png)" in block
     report.plot_output_cost(result, tmp_path / "output_cost.png")
     assert (tmp_path / "output_cost.png").read_bytes().startswith(b"\x89PNG")
 
@@ -497,21 +525,32 @@ def test_report_tables_come_from_the_json(tmp_path: Path) -> None:
     assert report.README.read_bytes() == project_readme
     (tmp_path / "one_file.cores16.result.json").unlink()
     # Without doc/output_cost.result.json, no section of it and no plot.
-    assert "## What writing costs" not in text
+    assert "## What the commands cost" not in text
     assert not (tmp_path / "output_cost.png").exists()
-    assert "python -m benchmarks.output_cost --size-gib 1 -o output_cost.result.json" in text
+    assert "python -m benchmarks.output_cost -o output_cost.result.json" in text
     (tmp_path / "output_cost.result.json").write_text(json.dumps(_output_cost_result()))
+    readme.write_text(readme.read_text() + f"{report.COST_START}old{report.COST_END}\n")
     assert report.main(["--doc", str(tmp_path), "--readme", str(readme)]) == 0
     with_cost = (tmp_path / "RESULTS.md").read_text()
-    section = with_cost.split("## What writing costs\n")[1].split("\n## ")[0]
-    assert "A file of 1.00 GiB (19,000,000 Items, page cache warm)" in section
+    section = with_cost.split("## What the commands cost\n")[1].split("\n## ")[0]
+    assert "A file of 2,000,000 Items (116 MB, page cache warm)" in section
     assert (
-        "| `dump --type item` (JSON Lines) | 12.0 s, 1.20x read | 13.0 s, 1.30x read | "
-        "12.5 s, 1.25x read | 2,500 MB (2.33x the input) | at most 1.5x: met |" in section
+        "| `dump --type item` (JSON Lines) | 1.2 s, 1.20x | 1.3 s, 1.30x | "
+        "1.2 s, 1.25x | 250 MB (2.16x the input) | at most 1.6x: met |" in section
     )
-    assert "| `cat FILE`: the I/O floor | 300 ms, 0.03x read | - | - | - | - |" in section
-    assert "2 of 4 met" in section
-    assert "`dump --type item --format csv` 2.40x (at most 2.0x, not met)" in section
+    assert "| `cat FILE`: the I/O floor | 30 ms, 0.03x | - | - | - | - |" in section
+    assert "| `read --type item` (Items checked, counted, ids summed) | 1.1 s, 1.10x |" in section
+    assert "4 of 6 met" in section
+    assert "`convert --type item --to csv` 1.90x (at most 1.8x, not met)" in section
+    assert "`--jobs 2` to one file 0.75 busy (at least 0.8, not met)" in section
+    assert (
+        f"| `convert --type item --to parquet --jobs 2 -o DIR{os.sep} FILE` | 1.1 s | 1.82x | "
+        "0.90 | at least 0.85: met |" in section
+    )
+    cost_block = readme.read_text().split(report.COST_START)[1].split(report.COST_END)[0]
+    assert "| `dump --type item` to `/dev/null` | 1.20x the floor | at most 1.6x | yes |" in (
+        cost_block
+    )
     assert (tmp_path / "output_cost.png").read_bytes().startswith(b"\x89PNG")
     assert "validated_stream_benchmark" not in text
     assert "validate=True" not in text.split("## What we tried")[0]
@@ -572,40 +611,65 @@ def test_report_tables_come_from_the_json(tmp_path: Path) -> None:
 
 
 def _output_cost_result() -> dict[str, Any]:
-    """A result as benchmarks/output_cost.py writes it, read at 10 s, dump_items at 1.2x."""
+    """A result as benchmarks/output_cost.py writes it: the floor at 1 s, dump_items at 1.2x."""
 
     def measured(seconds: float, ratio: float) -> dict[str, Any]:
-        return {"median_seconds": seconds, "ratio_to_read": ratio, "output_bytes": 2_500_000_000}
+        return {"median_seconds": seconds, "ratio_to_floor": ratio, "output_bytes": 250_000_000}
 
     ratios = {
         "dump_items": (1.2, 1.3, 1.25),
         "dump_items_csv": (2.4, 2.5, 2.45),
         "dump_untyped": (1.1, 1.15, 1.1),
+        "convert_csv_items": (1.9, 2.0, 1.95),
         "convert_parquet_items": (1.6, 1.7, 1.6),
         "convert_arrow_items": (1.0, 1.1, 1.0),
     }
     measurements = {
-        "cat": {"devnull": measured(0.3, 0.03)},
-        "read": {"devnull": measured(10.0, 1.0)},
+        "floor": {"devnull": measured(1.0, 1.0)},
+        "cat": {"devnull": measured(0.03, 0.03)},
+        "read": {"devnull": measured(1.1, 1.1)},
         **{
             name: {
-                destination: measured(10 * value, value)
+                destination: measured(value, value)
                 for destination, value in zip(output_cost.DESTINATIONS, values, strict=True)
             }
             for name, values in ratios.items()
         },
     }
     targets = {
-        name: {"at_most": limit, "ratio": ratios[name][0], "met": ratios[name][0] <= limit}
+        name: {
+            "at_most": limit,
+            "ratio": measurements[name]["devnull"]["ratio_to_floor"],
+            "met": measurements[name]["devnull"]["ratio_to_floor"] <= limit,
+        }
         for name, limit in output_cost.TARGETS.items()
     }
+    parallel = [
+        {
+            "jobs": 2,
+            "output": output,
+            "command": output_cost.shown_parallel(2, output),
+            "median_seconds": seconds,
+            "speedup": 2.0 / seconds,
+            "busy": busy,
+            "at_least": output_cost.BUSY_TARGETS[(output, 2)],
+            "met": busy >= output_cost.BUSY_TARGETS[(output, 2)],
+        }
+        for output, seconds, busy in (("file", 1.6, 0.75), ("parts", 1.1, 0.9))
+    ]
     return {
-        "file_bytes": 1 << 30,
-        "records": 19_000_000,
-        "repeat": 2,
+        "file_bytes": 116_000_000,
+        "records": 2_000_000,
+        "repeat": 3,
         "output_filesystem": "ext4",
         "python": "3.11.7",
         "cpu_count": 2,
         "measurements": measurements,
         "targets": targets,
+        "parallel": parallel,
+        "parallel_work": {
+            "command": output_cost.shown_parallel(1, "file"),
+            "seconds": [2.0, 2.1, 1.9],
+            "cpu_seconds": [2.7, 2.8, 2.6],
+        },
     }

@@ -8,8 +8,11 @@ from __future__ import annotations
 import errno
 import gc
 import io
+import json
 import os
+import stat
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -232,20 +235,16 @@ def test_output_into_a_missing_directory_fails(
 
 
 @pytest.mark.parametrize("to", FORMATS)
-def test_output_onto_a_directory_fails_and_leaves_it(
+def test_output_onto_a_directory_writes_parts_beside_what_is_there(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, reference_path: Path, to: OutputFormat
 ) -> None:
     out = tmp_path / "a-directory"
     out.mkdir()
     (out / "inside").write_bytes(PREVIOUS)
-    assert (
-        main(["convert", str(reference_path), *ITEM, "--to", to, "-o", str(out)]) == EXIT_DATA_ERROR
-    )
-    stdout, err = capsys.readouterr()
-    assert stdout == ""
-    assert error_line(err).endswith(f": {os.strerror(errno.EISDIR)}")
+    assert main(["convert", str(reference_path), *ITEM, "--to", to, "-o", str(out)]) == 0
+    assert capsys.readouterr().out.startswith(f"Wrote {REFERENCE_MESSAGES} records to {out}")
     assert (out / "inside").read_bytes() == PREVIOUS
-    assert_directory_holds(out, {"inside"})
+    assert_directory_holds(out, {"inside", f"part-00000.{to}"})
     assert_directory_holds(tmp_path, {out.name})
 
 
@@ -275,7 +274,7 @@ def test_a_stop_as_the_temporary_file_is_made_leaves_nothing(
     assert_directory_holds(tmp_path, {out.name})
 
 
-@pytest.mark.parametrize("where", ["missing directory", "directory as OUT"])
+@pytest.mark.parametrize("where", ["missing directory", "a file as its directory"])
 def test_output_error_names_the_output_not_a_temporary_file(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, reference_path: Path, where: str
 ) -> None:
@@ -285,9 +284,9 @@ def test_output_error_names_the_output_not_a_temporary_file(
         out = tmp_path / "no-such-directory" / "out.csv"
         reason = os.strerror(errno.ENOENT)
     else:
-        out = tmp_path / "a-directory"
-        out.mkdir()
-        reason = os.strerror(errno.EISDIR)
+        (tmp_path / "a-file").write_bytes(PREVIOUS)
+        out = tmp_path / "a-file" / "out.csv"
+        reason = os.strerror(errno.ENOTDIR)
     assert main(["convert", str(reference_path), *ITEM, "--to", "csv", "-o", str(out)]) == 1
     assert error_line(capsys.readouterr().err) == f"error: {out}: {reason}"
 
@@ -377,3 +376,33 @@ def test_text_formats_need_no_pyarrow(
     assert "msgpack_reader_py._arrow.reader" not in sys.modules
     monkeypatch.undo()
     assert read_back(out.read_bytes(), to) == as_rows(reference_items)
+
+
+# --- outputs that are no regular file --------------------------------------------------------
+
+
+def test_a_named_pipe_is_written_as_a_stream_not_replaced(
+    tmp_path: Path, reference_path: Path
+) -> None:
+    # Renamed onto, a pipe (or /dev/null, for root) would become a regular file.
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(pipe.read_bytes()))
+    reader.start()
+    assert main(["convert", str(reference_path), *ITEM, "--to", "jsonl", "-o", str(pipe)]) == 0
+    reader.join(timeout=30)
+    assert stat.S_ISFIFO(os.lstat(pipe).st_mode)
+    lines = received[0].decode().splitlines()
+    assert [json.loads(line)["id"] for line in lines] == list(range(REFERENCE_MESSAGES))
+    assert_directory_holds(tmp_path, {"pipe"})
+
+
+def test_a_link_is_followed_and_kept(tmp_path: Path, reference_path: Path) -> None:
+    (tmp_path / "real.csv").write_bytes(PREVIOUS)
+    link = tmp_path / "link.csv"
+    link.symlink_to("real.csv")
+    assert main(["convert", str(reference_path), *ITEM, "--to", "csv", "-o", str(link)]) == 0
+    assert link.is_symlink()
+    assert len((tmp_path / "real.csv").read_text().splitlines()) == REFERENCE_MESSAGES + 1
+    assert_directory_holds(tmp_path, {"real.csv", "link.csv"})

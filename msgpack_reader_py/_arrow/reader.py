@@ -55,6 +55,7 @@ __all__ = [
     "files_batches",
     "read_batches",
     "read_table",
+    "rebatched",
 ]
 
 DEFAULT_BATCH_SIZE = 65536
@@ -155,7 +156,7 @@ class BatchReader(SourceReader[pa.RecordBatch]):
         pieces = chained(batches)
         # A function of the pieces, not a method: a generator bound to self would make a cycle,
         # and a dropped BatchReader would keep its file open until the cycle collector ran.
-        self._records = _rebatched(pieces, batch_size)
+        self._records = rebatched(pieces, batch_size)
 
     def to_pyarrow(self) -> pa.RecordBatchReader:
         """This reader as a ``pyarrow.RecordBatchReader``, for pyarrow APIs that take one
@@ -240,8 +241,8 @@ class _Spooled:
     path: str
 
 
-def _rebatched(
-    pieces: Iterator[pa.StructArray], batch_size: int
+def rebatched(
+    pieces: Iterator[pa.StructArray], batch_size: int = DEFAULT_BATCH_SIZE
 ) -> Generator[pa.RecordBatch, None, None]:
     """Batches of ``batch_size`` rows (or ``MAX_BATCH_BYTES``, checked after each read) cut
     from the pieces the reader converts per read. Whatever ends the pieces early, the rows

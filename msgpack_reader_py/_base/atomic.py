@@ -6,13 +6,23 @@ included) leaves nothing under the final name and a file already there untouched
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO, Any, NoReturn
 
-__all__ = ["NamedOutput", "replacing", "stop", "stopped"]
+__all__ = [
+    "PART_PREFIX",
+    "NamedOutput",
+    "is_directory",
+    "replacing",
+    "replacing_parts",
+    "stop",
+    "stopped",
+]
 
 _STOPS: list[BaseException] = []
 
@@ -43,9 +53,21 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[NamedOutput]:
 
     It is written beside ``path`` under a temporary name and renamed into place at the end. An
     ``OSError`` from it names ``path``, never the temporary file the user has not heard of.
+    A symbolic link is followed: the file it points to is replaced, the link kept. A ``path``
+    that is no regular file (``/dev/null``, a named pipe, a terminal) is written as it is: a
+    stream has nothing to put in place, and renaming a file onto it would replace the device.
     """
     target = os.fspath(path)
-    directory, name = os.path.split(os.path.abspath(target))
+    real = os.path.realpath(target)
+    if _is_stream(real):
+        try:
+            out = open(real, "wb")  # noqa: SIM115 - closed below, its failure named
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, target) from exc
+        with out:
+            yield NamedOutput(out, target)
+        return
+    directory, name = os.path.split(real)
     temporary = None
     try:  # from the file's creation on: a stop (SIGTERM) right after it must remove it too
         while True:
@@ -66,7 +88,7 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[NamedOutput]:
         if kept is not None:
             raise kept  # raised in a finaliser, and lost there (see stop)
         try:
-            os.replace(temporary, target)
+            os.replace(temporary, real)
         except OSError as exc:
             raise OSError(exc.errno, exc.strerror, target) from exc
     except BaseException:
@@ -74,6 +96,83 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[NamedOutput]:
             with contextlib.suppress(FileNotFoundError):  # stopped before it was made
                 os.unlink(temporary)
         raise
+
+
+def _is_stream(path: str) -> bool:
+    """Whether ``path`` is there and is no regular file (nor a directory): a device, a pipe,
+    a socket."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+PART_PREFIX = "part-"
+"""How the files of a directory of parts begin: ``part-00000.parquet``, ``part-00001...``."""
+
+
+def is_directory(destination: Any) -> bool:
+    """Whether ``destination`` names a directory of parts: a path that ends with a separator,
+    or an existing directory."""
+    if not isinstance(destination, (str, os.PathLike)):
+        return False
+    path = os.fspath(destination)
+    return path.endswith(("/", os.sep)) or os.path.isdir(path)
+
+
+@contextmanager
+def replacing_parts(path: str | os.PathLike[str], *, replace: bool = False) -> Iterator[str]:
+    """A directory to write the parts of ``path`` in (a directory of ``part-*`` files): a new
+    one beside it, hidden, whose ``part-*`` files are put in ``path`` when the block succeeds
+    (``path`` made if it is not there), and which vanishes with everything in it if the block
+    fails (an exception, ``KeyboardInterrupt``, a stop). A ``path`` that holds parts already
+    is refused (``FileExistsError``) before anything is written, unless ``replace``: its parts
+    are then removed as the new ones are put in place."""
+    target = os.path.realpath(os.fspath(path))  # a link to a directory: the directory
+    old = _parts_in(target) if os.path.isdir(target) else []
+    if old and not replace:
+        raise FileExistsError(
+            errno.EEXIST,
+            "the directory holds parts already (replace them, or choose another)",
+            target,
+        )
+    if os.path.exists(target) and not os.path.isdir(target):
+        raise NotADirectoryError(errno.ENOTDIR, "not a directory", target)
+    parent, name = os.path.split(target)
+    staging = os.path.join(parent, f".{name}.{os.urandom(4).hex()}.parts")
+    made = False
+    try:
+        try:
+            os.mkdir(staging)
+            made = True
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, target) from exc
+        yield staging
+        kept = stopped()
+        if kept is not None:
+            raise kept  # raised in a finaliser, and lost there (see stop)
+        if not os.path.isdir(target):
+            os.rename(staging, target)  # the whole directory at once
+            made = False
+            return
+        for stale in old:
+            os.unlink(os.path.join(target, stale))
+        for part in _parts_in(staging):
+            os.replace(os.path.join(staging, part), os.path.join(target, part))
+    except OSError as exc:
+        if exc.filename is None or exc.filename == staging:
+            exc.filename = target
+        raise
+    finally:
+        if made:
+            import shutil  # only where parts are written
+
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _parts_in(directory: str) -> list[str]:
+    return sorted(name for name in os.listdir(directory) if name.startswith(PART_PREFIX))
 
 
 # Mode 0666 so that the process's umask decides the new file's permissions, as for any new file

@@ -18,19 +18,26 @@ from typing import IO, TYPE_CHECKING, Any
 
 from .._analysis.infer import Inferred
 from .._analysis.inferred import InferFrom, check_infer_from, infer_sources, table_type, unseen
-from .._base.atomic import NamedOutput, replacing
+from .._base.atomic import NamedOutput, is_directory, replacing, replacing_parts
 from .._base.checks import count_of
 from .._base.errors import RecordError
 from .._base.options import ReadKeywords, ReadOptions
-from .._readers.streaming_reader import PieceReader, SourceReader, chained, check_start
+from .._readers.streaming_reader import (
+    PieceReader,
+    RowBatches,
+    SourceReader,
+    check_start,
+    rows_plan,
+)
 from .._readers.values import ValueReader
 from .._reference.model import Item
 from .._split.parallel import Splitting
 from .._split.ranges import Flattened
-from .._stream.delivery import KEPT_ERRORS, Batches, Plan
+from .._stream.delivery import KEPT_ERRORS, Plan
 from .._stream.sources import Source
 from .columnar import columns_out
 from .formats import COLUMNAR, FORMATS, Codec, OutputFormat, output_settings
+from .parts import Part, PartsJob, name_parts, parts_of
 from .query import Query
 from .text import text_out
 
@@ -77,6 +84,7 @@ def convert(
     row_group_size: int | None = None,
     select: Sequence[str] | None = None,
     where: str | None = None,
+    replace: bool = False,
     options: ReadOptions | None = None,
     **keywords: Unpack[ReadKeywords],
 ) -> Conversion:
@@ -165,6 +173,14 @@ def convert(
     inferred = None
     queried = select is not None or where is not None
     check_infer_from(infer_from)
+    parts = is_directory(destination)
+    if parts and to == "table":
+        raise ValueError("a directory of parts takes a file format, not table")
+    if parts and (queried or limit is not None or start or read.follow):
+        raise ValueError(
+            "a directory of parts holds every record of the sources: convert with where, "
+            "select, limit, start or follow to one file"
+        )
     if record_type is None and (to in COLUMNAR or queried):
         sources, inferred = infer_sources(sources, infer_from, flat=flat, force=force, options=read)
         record_type = table_type(inferred)
@@ -197,6 +213,10 @@ def convert(
     try:
         if destination is None:
             done = job.run(None)
+        elif parts:
+            assert isinstance(destination, (str, os.PathLike))
+            with replacing_parts(destination, replace=replace) as directory:
+                done = job.run_parts(directory)
         elif isinstance(destination, (str, os.PathLike)):
             with replacing(destination) as out:
                 done = job.run(out)
@@ -254,7 +274,33 @@ class _Job:
             return PieceReader(
                 source, self.record_type, TextJob(), splitting=self.splitting, options=options
             )
-        return _TextBatches(source, self.record_type, options, start)
+        return RowBatches(source, self.record_type, options, start)
+
+    def run_parts(self, directory: str) -> Conversion:
+        """Write the parts of every source in ``directory``, named in file order."""
+        job = PartsJob(
+            self.to,
+            self.record_type,
+            directory,
+            compression=self.compression,
+            row_group_size=self.row_group_size,
+            allow_nan=self.allow_nan,
+            force=self.force,
+        )
+        parts: list[Part] = []
+        skipped = read_before = written = 0
+        errors: list[RecordError] = []
+        for source in self.sources:
+            with parts_of(source, job, self.options, self.splitting) as reader:
+                for part in reader:
+                    parts.append(part)
+                    written += part.records
+                    if self.progress is not None:
+                        self.progress(written, read_before + reader.source_bytes_read)
+                read_before += reader.source_bytes_read
+                skipped += reader.skipped
+                errors.extend(reader.errors[: KEPT_ERRORS - len(errors)])
+        return Conversion(name_parts(directory, parts, self.to), skipped, errors)
 
     def run(self, out: NamedOutput | None) -> Conversion:
         output: AbstractContextManager[Callable[[Any], None]]
@@ -329,25 +375,9 @@ def _nothing(_batch: Any) -> None:
     """Writes nothing: a conversion with no destination counts what it would write."""
 
 
-class _TextBatches(SourceReader[list[Any]]):
-    """The text formats' reader: its items are batches of checked records, each a tuple of
-    field values."""
-
-    def __init__(
-        self, source: Source, record_type: Any, options: ReadOptions, start: int = 0
-    ) -> None:
-        plan = TextJob().plan(record_type, options)
-        batches = self.open_batches(source, record_type, plan, options, start=start)
-        self._records = chained(batches)
-
-
 class TextJob(Flattened):
     """A range job (:class:`~.ranges.RangeJob`) of the text formats: each read's records as a
-    batch of checked tuples, as :class:`_TextBatches` makes them."""
+    batch of checked rows, as :class:`~.streaming_reader.RowBatches` makes them."""
 
     def plan(self, record_type: Any, options: ReadOptions) -> Plan:
-        return Plan(
-            record_type,
-            options,
-            convert=Batches(),
-        )
+        return rows_plan(record_type, options)

@@ -27,7 +27,7 @@ from .._split.parallel import RangedRead, Splitting
 from .._split.ranges import RangeJob
 from .._split.seek import origin_for
 from .._stream.compression import Compression
-from .._stream.delivery import Plan, SkipLog, reading
+from .._stream.delivery import Batches, Plan, SkipLog, reading
 from .._stream.framing import Framer
 from .._stream.pending import Pending
 from .._stream.sources import Chunks, Source
@@ -39,12 +39,14 @@ if TYPE_CHECKING:
 __all__ = [
     "PieceReader",
     "ReaderBase",
+    "RowBatches",
     "SourceReader",
     "StreamingReader",
     "chained",
     "check_start",
     "describe_reader",
     "read_items",
+    "rows_plan",
     "typed_plan",
 ]
 
@@ -413,6 +415,25 @@ def chained(batches: Iterator[list[Any] | Pending]) -> Iterator[Any]:
     batch in C, so a record costs no generator step. (A synchronous source never hands over a
     :class:`~.pending.Pending`.)"""
     return itertools.chain.from_iterable(typing.cast(Iterator[list[Any]], batches))
+
+
+def rows_plan(record_type: Any, options: ReadOptions) -> Plan:
+    """The plan of checked rows: each run's records as one list of tuples of their field
+    values. Every field is checked as a record's is, and what the record type runs of its own
+    (``__post_init__``) runs; a flat record type's records are never built at all."""
+    return Plan(record_type, options, convert=Batches())
+
+
+class RowBatches(SourceReader[list[Any]]):
+    """Read ``source`` as batches of checked rows (:func:`rows_plan`), each a run's records:
+    what the text formats write and what ``read`` counts, with
+    :class:`StreamingReader`'s lifecycle, checks and error contract."""
+
+    def __init__(
+        self, source: Source, record_type: Any, options: ReadOptions, start: int = 0
+    ) -> None:
+        plan = rows_plan(record_type, options)
+        self._records = chained(self.open_batches(source, record_type, plan, options, start=start))
 
 
 def typed_plan(record_type: Any, mapper: Callable[[Any], Any] | None, options: ReadOptions) -> Plan:

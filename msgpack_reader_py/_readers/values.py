@@ -34,7 +34,7 @@ from .streaming_reader import SourceReader, chained, check_start
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["ValueDecoder", "ValueReader"]
+__all__ = ["ValueDecoder", "ValueReader", "values_plan"]
 
 
 _DECODE_FAILURES = (ValueError, TypeError, msgpack.UnpackException)
@@ -94,6 +94,17 @@ def _untyped_failure(exc: Exception) -> RecordFailure:
     return RecordFailure(reason, decodable=False)
 
 
+def values_plan(options: ReadOptions, *, force: bool = False, batches: bool = False) -> Plan:
+    """The plan of records read with no type: each as the value it is (``batches``: each run's
+    as one list), a stream that looks foreign refused unless ``force``."""
+    return Plan(
+        Any,
+        decoder=ValueDecoder(options.ext_hook),
+        convert=Batches() if batches else None,
+        refuse_foreign=not force,
+    )
+
+
 class ValueReader(SourceReader[Any]):
     """Read each record of ``source`` as the value it is (see the module's docstring), with
     :class:`~msgpack_reader_py.StreamingReader`'s lifecycle, framing and error contract.
@@ -124,10 +135,5 @@ class ValueReader(SourceReader[Any]):
     ) -> None:
         read = ReadOptions.of(options, dict(keywords), "ValueReader()")
         check_start(start)
-        plan = Plan(
-            Any,
-            decoder=ValueDecoder(read.ext_hook),
-            convert=Batches() if batches else None,
-            refuse_foreign=not force,
-        )
+        plan = values_plan(read, force=force, batches=batches)
         self._records = chained(self.open_batches(source, Any, plan, read, start=start))

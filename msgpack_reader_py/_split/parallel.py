@@ -367,6 +367,9 @@ def _prepared(arguments: RangeArguments) -> None:
     convert = job.plan(record_type, options).convert
     if convert is not None:
         convert([])
+    prepare = getattr(job, "prepare", None)  # a job that writes: its writer, warmed
+    if prepare is not None:
+        prepare()
 
 
 def _context() -> Any:

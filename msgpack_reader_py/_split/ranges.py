@@ -191,6 +191,8 @@ class RangeJob(Protocol):
 
     ``plan`` says how the records are decoded and what is made of them (:mod:`.delivery`);
     ``collect`` takes the range's batches (it must exhaust them) and returns what is sent back.
+    A job may also have a ``prepare()``, run once before forked workers start, so that they
+    start with what it imports (a job that writes files: its writer's modules).
     """
 
     def plan(self, record_type: Any, options: ReadOptions) -> Plan: ...

@@ -20,7 +20,7 @@ from .._base.ext import fluentd_event_time
 from .._base.extras import MissingExtraError, require
 from .._base.options import DEFAULT_MAX_RECORD_SIZE, DEFAULT_READ_SIZE, ReadOptions
 from .._output.progress import MODES, Mode, ProgressUnavailable, Update, progress_bar
-from .._readers.streaming_reader import SourceReader, StreamingReader
+from .._readers.streaming_reader import RowBatches, SourceReader, StreamingReader
 from .._readers.values import ValueReader
 from .._reference.model import Item
 from .._split.parallel import worker_count
@@ -334,9 +334,15 @@ class Typing:
             )
         return ""
 
-    def reader(self, target: Source, options: ReadOptions) -> SourceReader[Any]:
+    def reader(
+        self, target: Source, options: ReadOptions, *, rows: bool = False
+    ) -> SourceReader[Any]:
+        """A reader of ``target``'s records; with ``rows``, of batches of them: checked rows
+        (:class:`~.._readers.streaming_reader.RowBatches`), or untyped values."""
         if self.record_type is None:
-            return ValueReader(target, force=self.force, options=options)
+            return ValueReader(target, batches=rows, force=self.force, options=options)
+        if rows:
+            return RowBatches(target, self.record_type, options)
         return StreamingReader(target, self.record_type, options=options)
 
 
@@ -370,10 +376,11 @@ def phrased(name: str, hint: Callable[[ReaderError], str] = lambda _: "") -> Ite
 
 @contextmanager
 def reading(
-    name: str, target: Source, options: ReadOptions, typed: Typing = ITEM
+    name: str, target: Source, options: ReadOptions, typed: Typing = ITEM, *, rows: bool = False
 ) -> Iterator[SourceReader[Any]]:
-    """Read ``target`` (shown as ``name``); phrase any failure for the user."""
-    with phrased(name, typed.hint), typed.reader(target, options) as reader:
+    """Read ``target`` (shown as ``name``), its records or (``rows``) batches of them; phrase
+    any failure for the user."""
+    with phrased(name, typed.hint), typed.reader(target, options, rows=rows) as reader:
         yield reader
 
 

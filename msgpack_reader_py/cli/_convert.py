@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from .._analysis.infer import InferenceError
-from .._base.atomic import replacing
+from .._base.atomic import is_directory, replacing
 from .._output.formats import CODECS, DEFAULT_CODEC, FORMATS, OutputFormat, output_settings
 from .._output.progress import Mode
 from .._output.text import TableRows
@@ -133,7 +133,16 @@ def add(commands: Any) -> None:
         "--output",
         required=True,
         metavar="OUT",
-        help="the file to write, or - for stdout (required)",
+        help="the file to write, or - for stdout; or a directory (a path that ends with /, or "
+        "one that exists) to write the records as parts in, part-00000.parquet, "
+        "part-00001.parquet, ..., each written by the process that read it (see --jobs), "
+        "read as one table by pyarrow.dataset, Polars, DuckDB and Dask (required)",
+    )
+    conv.add_argument(
+        "--replace",
+        action="store_true",
+        help="with -o DIR/, replace the parts the directory holds (default: a directory that "
+        "holds parts already is refused)",
     )
     output_options(conv)
     query_options(conv)
@@ -285,10 +294,11 @@ def _convert(
     mode: Mode = getattr(args, "progress", "never")
     with progress_of(mode, label, total, unit="bytes") as progress:
         try:
+            parts = is_directory(output)
             with (
                 phrased(label, typed.hint),
-                contextlib.nullcontext(sys.stdout.buffer)
-                if to_stdout
+                contextlib.nullcontext(sys.stdout.buffer if to_stdout else output)
+                if to_stdout or parts
                 else replacing(output) as out,
             ):
                 result = convert(
@@ -308,6 +318,7 @@ def _convert(
                     where=args.where,
                     compression=getattr(args, "compression", None),
                     row_group_size=getattr(args, "row_group_size", None),
+                    replace=getattr(args, "replace", False),
                     options=read_options(args),
                 )
                 # Inside the block: a run that found no record leaves no output file behind.
@@ -324,7 +335,17 @@ def _convert(
 
 
 def _check_output(args: argparse.Namespace) -> None:
-    """Refuse an output option that does nothing for ``--to``, as a usage error."""
+    """Refuse an output option that does nothing for ``--to`` (or for the output), as a usage
+    error."""
+    parts = is_directory(args.output)
+    if args.replace and not parts:
+        raise UsageFailure("--replace applies to -o DIR/ (a directory of parts) only")
+    if parts:
+        for flag, given in (("--where", args.where), ("--select", args.select)):
+            if given is not None:
+                raise UsageFailure(
+                    f"{flag} applies to one output file, not to -o DIR/ (a directory of parts)"
+                )
     if args.row_group_size is not None and args.to != "parquet":
         raise UsageFailure(f"--row-group-size applies to --to parquet only, not --to {args.to}")
     if args.compression is not None and args.to not in DEFAULT_CODEC:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import json
+import operator
 import time
 from collections.abc import Iterator
 from typing import Any
 
 from .._base.options import ReadOptions
-from .._readers.streaming_reader import PieceReader, SourceReader, typed_plan
+from .._readers.streaming_reader import PieceReader, SourceReader, rows_plan
 from .._reference.model import Item
 from .._split.parallel import Splitting
 from .._stream.delivery import Plan
@@ -56,15 +58,27 @@ def add(commands: Any) -> None:
     read.set_defaults(run=run_read)
 
 
-def summarise(reader: SourceReader[Any], *, following: bool = False) -> Summary:
-    """Count the records (and sum the ids of Items). Following, Ctrl-C ends the count: the
-    summary says it was interrupted."""
+def summarise(
+    reader: SourceReader[Any], *, batches: bool = False, following: bool = False
+) -> Summary:
+    """Count the records (and sum the ids of Items) of a reader of records or, with
+    ``batches``, of a reader of lists of them (checked rows,
+    :class:`~.._readers.streaming_reader.RowBatches`, or untyped values): a batch at a time,
+    in C. Following, Ctrl-C ends the count: the summary says it was interrupted."""
     count = 0
     sum_of_ids: int | None = None
     interrupted = False
     start = time.perf_counter()
+    items = reader.record_type is Item
     try:
-        if reader.record_type is Item:
+        if batches:
+            sum_of_ids = 0 if items else None
+            first = operator.itemgetter(0)  # an Item row's id
+            for batch in reader:
+                count += len(batch)
+                if items:
+                    sum_of_ids += sum(map(first, batch))
+        elif items:
             sum_of_ids = 0
             for item in reader:
                 count += 1
@@ -124,8 +138,8 @@ def run_read(args: argparse.Namespace) -> int:
             with phrased(name, typed.hint):
                 summary, reader = _summarised_in_ranges(target, typed.record_type, options, workers)
         else:
-            with reading(name, target, options, typed) as reader:
-                summary = summarise(reader, following=args.follow)
+            with reading(name, target, options, typed, rows=True) as reader:
+                summary = summarise(reader, batches=True, following=args.follow)
         summary.bytes = reader.bytes_read
         summary.skipped = reader.skipped
         skips.add(name, reader.skipped, reader.errors)
@@ -149,14 +163,15 @@ class _Summing:
     items: bool
 
     def plan(self, record_type: Any, options: ReadOptions) -> Plan:
-        return typed_plan(record_type, None, options)
+        return rows_plan(record_type, options)
 
     def collect(self, batches: Iterator[list[Any]]) -> list[tuple[int, int]]:
         count = total = 0
-        for batch in batches:
-            count += len(batch)
+        first = operator.itemgetter(0)  # an Item row's id
+        for rows in itertools.chain.from_iterable(batches):  # a run's rows each
+            count += len(rows)
             if self.items:
-                total += sum(item.id for item in batch)
+                total += sum(map(first, rows))
         return [(count, total)]
 
 
