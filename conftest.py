@@ -5,9 +5,21 @@ delay, and small files split into ranges (``splits``)."""
 from __future__ import annotations
 
 import hashlib
+import os
 import signal
+import sys
 from pathlib import Path
 from typing import IO, Any
+
+# Where the environment asks for no bytecode (PYTHONDONTWRITEBYTECODE, as containers and CI
+# runners set), each xdist worker would rewrite and compile every test module again, and every
+# process a test starts (the command line, workers, Dask's and Ray's) compile the package from
+# source: the bytecode is kept in the cache folder git ignores instead, never beside a source.
+if sys.dont_write_bytecode:
+    _BYTECODE = str(Path(__file__).resolve().parent / ".pytest_cache" / "bytecode")
+    sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"] = _BYTECODE
+    sys.dont_write_bytecode = False
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 import pytest
 
