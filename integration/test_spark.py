@@ -1,0 +1,477 @@
+"""msgpack_reader_py.spark on a real local Spark (``local[2]``, one session for the module):
+files read in byte ranges proved where Spark plans the read give exactly the rows, order and
+errors of ``read_table`` reading each file in turn. The reader's planning and partitions are
+also run in this process, where many cuts are cheap to try (hypothesis)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import itertools
+import json
+import logging
+import pickle
+import sys
+import textwrap
+import typing
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import msgspec
+import pyarrow as pa
+import pyarrow.compute
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pyspark import cloudpickle
+from pyspark.errors import AnalysisException, PythonException
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.datasource import CaseInsensitiveDict
+
+from msgpack_reader_py import Item, ReaderError, RecordError, generate, get_iter, pack_items
+from msgpack_reader_py._json_columns import storage_type
+from msgpack_reader_py.arrow import read_table
+from msgpack_reader_py.index import write_index
+from msgpack_reader_py.inferred import files_type
+from msgpack_reader_py.options import OnError, ReadOptions
+from msgpack_reader_py.ranges import plan
+from msgpack_reader_py.spark import MsgpackDataSource, _Part, _Reader, register, spark_schema
+from tests.encoders import DATA as ENCODED
+from tests.encoders import EVENT_FILES, Event, Inner
+from tests.helpers import zstd_frames
+
+ITEMS = list(get_iter(3000, seed=7))
+DATA = pack_items(ITEMS)
+_names = itertools.count()
+
+
+@dataclasses.dataclass
+class Carrier:
+    """A record whose payload holds records of its own kind: a guess that lands in a payload
+    finds a chain of them (the ranges here are proved, never guessed)."""
+
+    name: str
+    payload: bytes
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[SparkSession]:
+    """One local Spark of two cores for the module (starting one takes seconds), its Python
+    workers this interpreter, the msgpack source registered."""
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("msgpack-reader-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.pyspark.python", sys.executable)
+        .config("spark.pyspark.driver.python", sys.executable)
+        .config("spark.sql.pyspark.worker.logging.enabled", "true")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("OFF")  # a failing task's stack trace, expected here
+    register(session)
+    try:
+        yield session
+    finally:
+        session.stop()
+
+
+@pytest.fixture(scope="module")
+def directory(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("spark")
+
+
+def write(directory: Path, data: bytes, suffix: str = ".msgpack") -> Path:
+    path = directory / f"file{next(_names)}{suffix}"
+    path.write_bytes(data)
+    return path
+
+
+def load(spark: SparkSession, paths: Any, **options: Any) -> DataFrame:
+    reader = spark.read.format("msgpack")
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    return reader.load(paths if isinstance(paths, str | list) else str(paths))
+
+
+def rows(frame: DataFrame) -> list[dict[str, Any]]:
+    """The frame's rows, as Arrow's ``to_pylist`` gives them (structs as dicts, maps as
+    pairs, timestamps aware)."""
+    return frame.toArrow().to_pylist()
+
+
+def expected(table: pa.Table) -> list[dict[str, Any]]:
+    """A table's rows as Spark holds them: a column of JSON text as its text."""
+    stored = pa.schema([f.with_type(storage_type(f.type)) for f in table.schema])
+    return table.cast(stored).to_pylist()
+
+
+def sequential_error(path: Path, record_type: Any = Item, **keywords: Any) -> ReaderError:
+    """The error ``read_table`` raises for ``path``, naming it, as a reader of many files does."""
+    with pytest.raises(ReaderError) as raised:
+        read_table(path, record_type, **keywords)
+    return raised.value.in_source(str(path))
+
+
+def assert_fails_with(failure: BaseException, error: ReaderError) -> None:
+    """The job failed with the reader's own message: file, record index, byte offset, field."""
+    assert isinstance(failure, PythonException)
+    assert f"{type(error).__module__}.{type(error).__name__}: {error}" in str(failure)
+
+
+def local_reader(paths: Any, **options: Any) -> _Reader:
+    """The reader Spark would plan with, made here, sent as Spark sends it (cloudpickle)."""
+    # As Spark hands them over: one path as "path", a list as "paths", in JSON.
+    given = {"paths": json.dumps(paths)} if isinstance(paths, list) else {"path": paths}
+    source = MsgpackDataSource(CaseInsensitiveDict({**given, **options}))
+    reader = source.reader(source.schema())
+    assert isinstance(reader, _Reader)
+    dumps: Callable[[Any], bytes] = cloudpickle.dumps  # untyped in pyspark
+    again = pickle.loads(dumps(reader))
+    assert isinstance(again, _Reader)
+    return again
+
+
+def read_locally(reader: _Reader) -> tuple[list[_Part], pa.Table]:
+    """Each partition read in turn, in this process: what Spark's tasks hand it."""
+    parts = [part for part in reader.partitions() if isinstance(part, _Part)]
+    batches = [batch for part in parts for batch in reader.read(pickle.loads(pickle.dumps(part)))]
+    return parts, pa.Table.from_batches(batches, schema=reader.target)
+
+
+def corrupt(items: list[Item], *at: int) -> bytes:
+    """``items`` packed, the records at ``at`` valid MessagePack but not Items."""
+    records = [msgpack.packb(item.to_list()) for item in items]
+    for index in at:
+        wrong = items[index].to_list()
+        wrong[4] = "not a line"
+        records[index] = msgpack.packb(wrong)
+    return b"".join(records)
+
+
+# --- on Spark -------------------------------------------------------------------------------
+
+
+def test_a_big_file_in_several_partitions_is_read_table(
+    spark: SparkSession, directory: Path
+) -> None:
+    path = directory / "big.msgpack"
+    generate(path, 40_000, seed=3)
+    frame = load(spark, path, type="item", blocksize=200_000)
+    assert frame.schema == spark_schema(Item)
+    assert frame.rdd.getNumPartitions() == -(-path.stat().st_size // 200_000) > 10
+    table = read_table(path)
+    assert rows(frame) == expected(table)
+    aggregate = frame.groupBy().agg({"id": "sum", "value": "max", "*": "count"}).first()
+    assert aggregate is not None
+    assert aggregate["count(1)"] == 40_000
+    assert aggregate["sum(id)"] == pa.compute.sum(table.column("id")).as_py()
+    assert aggregate["max(value)"] == pa.compute.max(table.column("value")).as_py()
+
+
+def test_payloads_of_records_of_the_same_kind_are_read_exactly(
+    spark: SparkSession, directory: Path
+) -> None:
+    inner = b"".join(msgpack.packb([f"inner{i}", b""]) for i in range(40))
+    records = [Carrier(f"outer{i}", inner) for i in range(30)]
+    path = write(directory, b"".join(msgpack.packb([r.name, r.payload]) for r in records))
+    register(spark, Carrier, name="msgpack_carriers")
+    frame = spark.read.format("msgpack_carriers").option("type", "Carrier")
+    got = frame.option("blocksize", 97).load(str(path))
+    assert got.rdd.getNumPartitions() == len(records)  # one record starts in each range
+    assert rows(got) == [dataclasses.asdict(record) for record in records]
+
+
+def test_a_users_types_from_a_module(spark: SparkSession, directory: Path) -> None:
+    events = [event(i) for i in range(2000)]
+    encoder = msgspec.msgpack.Encoder()
+    path = write(directory, b"".join(encoder.encode(event) for event in events))
+    frame = load(spark, path, type="tests.encoders:Event", blocksize=20_000)
+    assert frame.rdd.getNumPartitions() > 5
+    schema = frame.schema
+    assert schema["inner"].dataType.simpleString() == "struct<name:string,level:bigint>"
+    assert schema["tags"].dataType.simpleString() == "array<string>"
+    assert schema["attrs"].dataType.simpleString() == "map<string,bigint>"
+    assert schema["timestamp"].dataType.simpleString() == "timestamp"
+    assert (schema["note"].nullable, schema["inner"].nullable) == (True, False)
+    assert rows(frame) == expected(read_table(path, Event))
+    # What Go, Node, Java and Rust wrote, as arrays and as maps, through a glob.
+    encoded = load(spark, str(ENCODED / "*_events_*.msgpack"), type="tests.encoders:Event")
+    tables = [read_table(ENCODED / name, Event) for name in EVENT_FILES]
+    assert rows(encoded) == expected(pa.concat_tables(tables))
+
+
+def event(i: int) -> Event:
+    """An event with something in every kind of field: nested, list, map, optional."""
+    at = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+    return Event(
+        id=i,
+        process_id=7,
+        thread_id=8,
+        timestamp=at + datetime.timedelta(seconds=i, microseconds=i),
+        line=i,
+        value=0.5 * i,
+        filename="f",
+        path="p",
+        tags=["a"] * (i % 3),
+        attrs={"k": i},
+        inner=Inner(f"n{i}", i % 4),
+        note=None if i % 2 else f"note{i}",
+    )
+
+
+def test_a_glob_a_list_a_directory_and_a_url(spark: SparkSession, directory: Path) -> None:
+    folder = directory / "many"
+    folder.mkdir()
+    counts = {"b.msgpack": 900, "a.msgpack": 400, "c.msgpack": 0, "d.msgpack": 700}
+    for seed, (name, count) in enumerate(counts.items()):
+        generate(folder / name, count, seed=seed)
+    write_index(folder / "b.msgpack", every=100)  # a sidecar index: never read as data
+    (folder / "_SUCCESS").write_text("")  # hidden from a directory, as Spark's sources hide it
+    ordered = sorted(counts)
+    every = expected(pa.concat_tables([read_table(folder / name) for name in ordered]))
+    for paths in (str(folder / "*.msgpack"), str(folder), f"file://{folder}"):
+        assert rows(load(spark, paths, type="item", blocksize=10_000)) == every
+    listed = [str(folder / "d.msgpack"), str(folder / "[ab].msgpack")]
+    names = ["d.msgpack", "a.msgpack", "b.msgpack"]
+    want = expected(pa.concat_tables([read_table(folder / n) for n in names]))
+    assert rows(load(spark, listed, type="item", blocksize=10_000)) == want
+    with pytest.raises(AnalysisException, match="no files match"):
+        load(spark, str(folder / "absent-*.msgpack"), type="item")
+
+
+def test_a_broken_file_fails_the_job_with_the_readers_error(
+    spark: SparkSession, directory: Path
+) -> None:
+    at = len(ITEMS) * 3 // 4
+    path = write(directory, corrupt(ITEMS, at))
+    error = sequential_error(path)
+    assert isinstance(error, RecordError)
+    assert (error.index, error.offset) == (at, len(pack_items(ITEMS[:at])))
+    assert "field `line`" in str(error)
+    with pytest.raises(PythonException) as raised:
+        load(spark, path, type="item", blocksize=len(DATA) // 6 + 1).collect()
+    assert_fails_with(raised.value, error)
+    truncated = write(directory, DATA[:-9])
+    with pytest.raises(PythonException) as cut:
+        load(spark, truncated, type="item", blocksize=len(DATA) // 6 + 1).count()
+    assert_fails_with(cut.value, sequential_error(truncated))
+
+
+def test_skip_mode_reads_what_a_skip_read_does_and_logs_the_count(
+    spark: SparkSession, directory: Path
+) -> None:
+    bad = (100, 1700, 1701, 2900)
+    path = write(directory, corrupt(ITEMS, *bad))
+    table = read_table(path, on_error="skip")
+    assert table.num_rows == len(ITEMS) - len(bad)
+    marker = f"skipped-{uuid.uuid4().hex}"
+    named = directory / f"{marker}.msgpack"
+    path.rename(named)
+    frame = load(spark, named, type="item", on_error="skip", blocksize=len(DATA) // 6 + 1)
+    assert rows(frame) == expected(table)
+    logs = spark.tvf.python_worker_logs().where(f"msg like '%{marker}%'").collect()
+    counts = [int(str(row["msg"]).split(": skipped ")[1].split()[0]) for row in logs]
+    assert sum(counts) == len(bad)
+    assert {row["logger"] for row in logs} == {"msgpack_reader_py"}
+
+
+def test_an_untyped_map_stream_gets_the_inferred_columns(
+    spark: SparkSession, directory: Path
+) -> None:
+    records = [
+        {
+            "id": i,
+            "user": {"name": f"u{i}", "tags": ["x"] * (i % 3)},
+            "score": 1.5 * i if i % 2 else i,
+            "extra": "text" if i % 5 else 42,
+            **({"note": "n"} if i % 7 == 0 else {}),
+        }
+        for i in range(3000)
+    ]
+    path = write(directory, b"".join(msgpack.packb(record) for record in records))
+    frame = load(spark, path, blocksize=10_000)
+    record_type = files_type([str(path)], None, ReadOptions())
+    assert frame.schema == spark_schema(record_type)
+    assert frame.schema["extra"].dataType.simpleString() == "string"  # JSON text of str or int
+    assert frame.rdd.getNumPartitions() > 5
+    got = rows(frame)
+    assert got == expected(read_table(path, record_type))
+    assert [row["extra"] for row in got[:6]] == ["42", '"text"', '"text"', '"text"', '"text"', "42"]
+    assert {row["note"] for row in got} == {None, "n"}  # never dropped
+
+
+def test_a_record_type_from_a_notebooks_main(spark: SparkSession, directory: Path) -> None:
+    # As a notebook defines it: in __main__, which Spark's workers cannot import.
+    notebook: dict[str, Any] = {"__name__": "__main__"}
+    source = """
+        import dataclasses, msgspec
+
+        @dataclasses.dataclass
+        class Leaf:
+            name: str
+            level: int | None
+
+        @dataclasses.dataclass
+        class Record:
+            id: int
+            leaf: Leaf
+            tags: list[str]
+
+        class Packed(msgspec.Struct):
+            id: int
+    """
+    # Compiled without this module's `from __future__ import annotations`, as a notebook's cell.
+    exec(compile(textwrap.dedent(source), "<notebook>", "exec", dont_inherit=True), notebook)
+    record, leaf = notebook["Record"], notebook["Leaf"]
+    assert record.__module__ == "__main__"
+    values = [[i, [f"leaf{i}", None if i % 2 else i], ["t"] * (i % 2)] for i in range(500)]
+    path = write(directory, b"".join(msgpack.packb(value) for value in values))
+    register(spark, record, name="msgpack_notebook")
+    frame = spark.read.format("msgpack_notebook").option("type", "Record")
+    got = frame.option("blocksize", 2000).load(str(path))
+    assert got.rdd.getNumPartitions() > 1
+    assert rows(got) == expected(read_table(path, record))
+    assert leaf.__module__ == "__main__"
+    with pytest.raises(
+        TypeError, match=r"^register\(\): Packed is a msgspec.Struct defined in __main__"
+    ):
+        register(spark, notebook["Packed"], name="msgpack_never")
+    with pytest.raises(AnalysisException) as named:
+        load(spark, path, type="__main__:Record")
+    assert "Spark's Python workers do not run your __main__" in str(named.value)
+
+
+def test_options_are_checked_when_the_frame_is_made(spark: SparkSession, directory: Path) -> None:
+    path = write(directory, DATA)
+    refusals = {
+        "unknown option 'on_eror'": {"on_eror": "skip", "type": "item"},
+        "blocksize must be a positive number of bytes": {"blocksize": "1MB", "type": "item"},
+        "need a record type": {"type": "any"},
+        "has no Nope": {"type": "tests.encoders:Nope"},
+        "on_error must be 'raise' or 'skip'": {"on_error": "never", "type": "item"},
+        "fluentd must be true or false": {"fluentd": "yes", "type": "item"},
+    }
+    for message, options in refusals.items():
+        with pytest.raises(AnalysisException, match=message):
+            load(spark, path, **options)
+
+
+# --- in this process: the reader's planning and partitions ---------------------------------
+
+
+def test_every_range_starts_where_the_sequential_read_has_a_record(tmp_path: Path) -> None:
+    path = write(tmp_path, DATA)
+    blocksize = len(DATA) // 7
+    reader = local_reader(str(path), type="item", blocksize=str(blocksize))
+    parts, table = read_locally(reader)
+    starts = [part.proof.offset for part in parts]
+    offsets = [len(pack_items(ITEMS[:i])) for i in range(len(ITEMS))]
+    # A partition per range that a record starts in (the last, a few bytes, holds none).
+    ranges = plan(path, blocksize)
+    holding = [r for r in ranges if any(r.start <= offset < r.end for offset in offsets)]
+    assert [part.byte_range for part in parts] == holding
+    assert len(holding) == 7
+    assert all(start in offsets for start in starts)
+    assert [part.proof.before for part in parts] == [offsets.index(start) for start in starts]
+    assert table.equals(read_table(path).cast(reader.target))
+
+
+def test_a_later_task_raises_the_files_first_error(tmp_path: Path) -> None:
+    path = write(tmp_path, corrupt(ITEMS, 500, 2500))
+    error = sequential_error(path)
+    assert error.index == 500
+    reader = local_reader(str(path), type="item", blocksize=str(len(DATA) // 6 + 1))
+    parts = [part for part in reader.partitions() if isinstance(part, _Part)]
+    last = parts[-1]
+    assert last.byte_range is not None
+    assert last.proof.offset > len(pack_items(ITEMS[:2500]))  # past the second one
+    second = parts[-2]
+    with pytest.raises(RecordError) as raised:
+        list(reader.read(second))  # meets record 2500, but record 500 comes first
+    assert (raised.value.index, raised.value.offset, str(raised.value)) == (
+        error.index,
+        error.offset,
+        str(error),
+    )
+    assert list(reader.read(last))  # a range after both errors holds records of its own
+
+
+def test_compressed_files_are_read_whole_and_zstd_frames_split(tmp_path: Path) -> None:
+    import gzip
+
+    gz = write(tmp_path, gzip.compress(DATA), ".msgpack.gz")
+    parts, table = read_locally(local_reader(str(gz), type="item", blocksize="100"))
+    assert [part.byte_range for part in parts] == [None]
+    assert table.equals(read_table(gz).cast(table.schema))
+    framed = write(tmp_path, zstd_frames(DATA, range(9000, len(DATA), 9000)), ".msgpack.zst")
+    parts, table = read_locally(local_reader(str(framed), type="item", blocksize="20000"))
+    assert len(parts) > 3
+    assert table.equals(read_table(framed).cast(table.schema))
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    count=st.integers(0, 60),
+    seed=st.integers(0, 1 << 16),
+    blocksize=st.integers(1, 4000),
+    on_error=st.sampled_from(typing.get_args(OnError)),
+    bad=st.sets(st.integers(0, 59), max_size=3),
+    cut=st.integers(0, 12),
+)
+def test_ranges_cut_anywhere_read_as_read_table(
+    tmp_path: Path,
+    count: int,
+    seed: int,
+    blocksize: int,
+    on_error: OnError,
+    bad: set[int],
+    cut: int,
+) -> None:
+    items = list(get_iter(count, seed=seed))
+    data = corrupt(items, *sorted(i for i in bad if i < count))
+    data = data[: len(data) - cut] if cut < len(data) else data
+    path = write(tmp_path, data)
+    try:
+        want: pa.Table | ReaderError = read_table(path, on_error=on_error)
+    except ReaderError as exc:
+        want = exc.in_source(str(path))
+    reader = local_reader(str(path), type="item", blocksize=str(blocksize), on_error=on_error)
+    try:
+        got: pa.Table | ReaderError = read_locally(reader)[1]
+    except ReaderError as exc:
+        got = exc
+    if isinstance(want, ReaderError):
+        assert isinstance(got, ReaderError)
+        assert (type(got), got.index, got.offset, str(got)) == (
+            type(want),
+            want.index,
+            want.offset,
+            str(want),
+        )
+    else:
+        assert isinstance(got, pa.Table)
+        assert got.equals(want.cast(got.schema))
+
+
+def test_a_schema_given_to_spark_must_be_the_record_types(tmp_path: Path) -> None:
+    path = write(tmp_path, DATA)
+    source = MsgpackDataSource(CaseInsensitiveDict({"path": str(path), "type": "item"}))
+    with pytest.raises(ValueError, match="must be the record type's"):
+        source.reader(spark_schema(Event))
+
+
+def test_the_skipped_count_is_said_per_range(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = write(tmp_path, corrupt(ITEMS, 10, 20))
+    reader = local_reader(str(path), type="item", on_error="skip", blocksize=str(len(DATA) // 3))
+    with caplog.at_level(logging.WARNING, "msgpack_reader_py"):
+        read_locally(reader)
+    assert f"{path} (bytes 0 to {len(DATA) // 3}): skipped 2 records" in caplog.text
