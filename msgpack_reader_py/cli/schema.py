@@ -35,8 +35,9 @@ def add(commands: Any) -> None:
         "temporary file to be read again, see --infer-from) and print it as Python source: "
         "each class refuses a map key it does not name, so that no value is ever read past; "
         "broken data is an error, as for every command. A dataclass named Record, with a "
-        "class of its own for each nested record; records of several kinds, told apart by a tag such as "
-        "type, get a class each, and Record is their union. Save it to a file and read the "
+        "class of its own for each nested record; records of several kinds, told apart by a "
+        "tag such as type, get a class each, and Record is their union. Save it to a file and "
+        "read the "
         "stream with it, checked: --type FILE.py:Record. Map keys become fields; arrays become "
         "fields f0, f1, ...",
     )
