@@ -101,7 +101,8 @@ def load(spark: SparkSession, paths: Any, **options: Any) -> DataFrame:
 def rows(frame: DataFrame) -> list[dict[str, Any]]:
     """The frame's rows, as Arrow's ``to_pylist`` gives them (structs as dicts, maps as
     pairs, timestamps aware)."""
-    return frame.toArrow().to_pylist()
+    table: pa.Table = frame.toArrow()
+    return table.to_pylist()
 
 
 def expected(table: pa.Table) -> list[dict[str, Any]]:
