@@ -31,6 +31,8 @@ from pyspark.errors import AnalysisException, PythonException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.datasource import CaseInsensitiveDict
 
+from benchmarks import report
+from benchmarks import spark as spark_benchmark
 from msgpack_reader_py import Item, ReaderError, RecordError, generate, get_iter, pack_items
 from msgpack_reader_py._json_columns import storage_type
 from msgpack_reader_py.arrow import read_table
@@ -360,6 +362,38 @@ def test_options_are_checked_when_the_frame_is_made(spark: SparkSession, directo
     for message, options in refusals.items():
         with pytest.raises(AnalysisException, match=message):
             load(spark, path, **options)
+
+
+def test_the_benchmark_times_every_way_and_reports_them(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    out = tmp_path / "spark.json"
+    assert spark_benchmark.main(["--records", "3000", "--repeat", "2", "-o", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert set(result["ratios"]) == set(spark_benchmark.RATIOS) == set(report.SPARK_RATIOS)
+    assert set(result["measurements"]) == set(report.SPARK)
+    seconds = result["measurements"]
+    for name, (first, second) in spark_benchmark.RATIOS.items():
+        pairs = zip(seconds[first]["seconds"], seconds[second]["seconds"], strict=True)
+        assert result["ratios"][name] == pytest.approx(sum(b / a for a, b in pairs) / 2)
+    assert result["aggregate"][0] == 3000
+    assert result["partitions"] >= 1
+    section = report.spark_section(result)
+    assert section[0] == "## Spark"
+    rows_of_tables = sum(line.startswith(("| `", "| the ")) for line in section)
+    assert rows_of_tables == len(report.SPARK) + len(report.SPARK_RATIOS)
+    assert "counts one file of 3,000 records in " in report.spark_sentence(result)
+    spark_session_left_running = SparkSession.getActiveSession()
+    assert spark_session_left_running is spark  # the benchmark stops only a Spark it started
+    with pytest.raises(SystemExit, match="counted other than 3 records"):
+        spark_benchmark.agree({"a_count": 3, "b_count": 2}, 3)
+    differ = {
+        "a_count": 3,
+        "a_aggregate": (3, [(0, 3, 3, 1.0)]),
+        "b_aggregate": (3, [(0, 3, 3, 1.5)]),
+    }
+    with pytest.raises(SystemExit, match="aggregates disagree"):
+        spark_benchmark.agree(differ, 3)
 
 
 # --- in this process: the reader's planning and partitions ---------------------------------
