@@ -17,8 +17,8 @@ times so that drift on a shared machine hits each alike:
 
 Each ratio is the median of the per-repeat ratios of two ways. Every way's answers must agree,
 or the script fails. Also measured: how long the planning takes (``partitions()``, which frames
-the file to prove where each range starts), in this process. Needs the ``spark`` extra (and
-Java 17).
+the file to prove where each range starts), in this process, and the machine's load average
+as the timing began and ended. Needs the ``spark`` extra (and Java 17).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -192,7 +193,9 @@ def main(argv: list[str] | None = None) -> int:
             startup = time.perf_counter() - started
             parallelism = spark.sparkContext.defaultParallelism
             answers: dict[str, Any] = {}
+            load_before = os.getloadavg()[0]
             seconds = interleaved(ways(spark, path, parquet, answers), args.repeat)
+            load_after = os.getloadavg()[0]
         agree(answers, args.records)
         planned = planning(path, parallelism)
         size, parquet_size = path.stat().st_size, parquet.stat().st_size
@@ -211,6 +214,9 @@ def main(argv: list[str] | None = None) -> int:
         "repeat": args.repeat,
         "pyspark": pyspark_version,
         "session_start_seconds": startup,
+        # The machine's one-minute load average as the timing began and ended: on a shared
+        # machine, Spark's tasks compete for the cores with whatever else runs there.
+        "load_average": [load_before, load_after],
         **planned,
         "proof_fraction_of_msgpack_count": planned["proof_seconds"]
         / statistics.median(seconds["spark_msgpack_count"]),

@@ -33,6 +33,7 @@ from pyspark.sql.datasource import CaseInsensitiveDict
 
 from benchmarks import report
 from benchmarks import spark as spark_benchmark
+from integration.test_readme import README, fenced, needs_spark, run_block
 from msgpack_reader_py import Item, ReaderError, RecordError, generate, get_iter, pack_items
 from msgpack_reader_py._json_columns import storage_type
 from msgpack_reader_py.arrow import read_table
@@ -40,7 +41,15 @@ from msgpack_reader_py.index import write_index
 from msgpack_reader_py.inferred import files_type
 from msgpack_reader_py.options import OnError, ReadOptions
 from msgpack_reader_py.ranges import plan
-from msgpack_reader_py.spark import MsgpackDataSource, _Part, _Reader, register, spark_schema
+from msgpack_reader_py.spark import (
+    OPTIONS,
+    MsgpackDataSource,
+    _Part,
+    _Reader,
+    register,
+    spark_schema,
+)
+from msgpack_reader_py.type_names import record_type_named
 from tests.encoders import DATA as ENCODED
 from tests.encoders import EVENT_FILES, Event, Inner
 from tests.helpers import zstd_frames
@@ -202,6 +211,32 @@ def test_a_users_types_from_a_module(spark: SparkSession, directory: Path) -> No
     assert schema["timestamp"].dataType.simpleString() == "timestamp"
     assert (schema["note"].nullable, schema["inner"].nullable) == (True, False)
     assert rows(frame) == expected(read_table(path, Event))
+    # A .py file's path, as --type takes it: loaded in each process that reads.
+    module = directory / f"records_{uuid.uuid4().hex}.py"
+    module.write_text(
+        textwrap.dedent(
+            """
+            import msgspec
+
+            class Leaf(msgspec.Struct):
+                name: str
+                level: int | None = None
+
+            class Record(msgspec.Struct, array_like=True):
+                id: int
+                leaf: Leaf
+                tags: list[str]
+            """
+        )
+    )
+    values = [
+        [i, {"name": f"l{i}", "level": i if i % 3 else None}, ["t"] * (i % 2)] for i in range(900)
+    ]
+    records = write(directory, b"".join(msgpack.packb(value) for value in values))
+    named = f"{module}:Record"
+    by_path = load(spark, records, type=named, blocksize=3000)
+    assert by_path.rdd.getNumPartitions() > 3
+    assert rows(by_path) == expected(read_table(records, record_type_named(named)))
     # What Go, Node, Java and Rust wrote, as arrays and as maps, through a glob.
     encoded = load(spark, str(ENCODED / "*_events_*.msgpack"), type="tests.encoders:Event")
     tables = [read_table(ENCODED / name, Event) for name in EVENT_FILES]
@@ -378,6 +413,7 @@ def test_the_benchmark_times_every_way_and_reports_them(
         assert result["ratios"][name] == pytest.approx(sum(b / a for a, b in pairs) / 2)
     assert result["aggregate"][0] == 3000
     assert result["partitions"] >= 1
+    assert len(result["load_average"]) == 2
     section = report.spark_section(result)
     assert section[0] == "## Spark"
     rows_of_tables = sum(line.startswith(("| `", "| the ")) for line in section)
@@ -394,6 +430,20 @@ def test_the_benchmark_times_every_way_and_reports_them(
     }
     with pytest.raises(SystemExit, match="aggregates disagree"):
         spark_benchmark.agree(differ, 3)
+
+
+def test_the_readmes_spark_examples_run_as_scripts(tmp_path: Path) -> None:
+    # As a user runs one: a process of its own, which starts its own Spark.
+    blocks = [block for block in fenced("python") if needs_spark(block)]
+    assert blocks
+    for number, block in enumerate(blocks):
+        run_block(block, number, tmp_path)
+
+
+def test_the_readme_names_every_option() -> None:
+    section = README.read_text(encoding="utf-8").split("### Spark\n")[1].split("\n## ")[0]
+    for name in OPTIONS:
+        assert f"`{name}`" in section
 
 
 # --- in this process: the reader's planning and partitions ---------------------------------
