@@ -33,7 +33,7 @@ from pyspark.sql.datasource import CaseInsensitiveDict
 
 from benchmarks import report
 from benchmarks import spark as spark_benchmark
-from integration.test_readme import README, fenced, needs_spark, run_block
+from integration.test_readme import README, fenced, make_inputs, needs_spark
 from msgpack_reader_py import Item, ReaderError, RecordError, generate, get_iter, pack_items
 from msgpack_reader_py._json_columns import storage_type
 from msgpack_reader_py.arrow import read_table
@@ -432,12 +432,23 @@ def test_the_benchmark_times_every_way_and_reports_them(
         spark_benchmark.agree(differ, 3)
 
 
-def test_the_readmes_spark_examples_run_as_scripts(tmp_path: Path) -> None:
-    # As a user runs one: a process of its own, which starts its own Spark.
+def test_the_readmes_spark_examples_run(
+    spark: SparkSession,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Run here, as a script's __main__, in a directory of their own: the session they ask for
+    # is this module's (a Spark of their own would take seconds to start), and their relative
+    # paths are taken from that directory, where register() is called.
     blocks = [block for block in fenced("python") if needs_spark(block)]
     assert blocks
-    for number, block in enumerate(blocks):
-        run_block(block, number, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    for block in blocks:
+        make_inputs(block, tmp_path)
+        exec(compile(block, "example.py", "exec", dont_inherit=True), {"__name__": "__main__"})
+        assert capsys.readouterr().out.strip()
+    register(spark)  # as the module's other tests have it
 
 
 def test_the_readme_names_every_option() -> None:

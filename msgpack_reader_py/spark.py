@@ -101,7 +101,9 @@ def register(
     cannot import, travels with the source, pickled by value, as Spark sends functions. A
     ``msgspec.Struct`` does not survive that (it arrives with no fields): one defined there is
     refused here, with a ``TypeError`` saying what to do. The default size of the ranges a
-    file is cut into is set from the cores Spark has now (``defaultParallelism``).
+    file is cut into is set from the cores Spark has now (``defaultParallelism``), and a
+    relative path is taken from the current directory, as Spark's own file sources take one
+    from the driver's (the workers' may be another).
     """
     named: dict[str, Any] = {}
     for record_type in record_types:
@@ -121,7 +123,12 @@ def register(
         parallelism = os.cpu_count() or 1
     for record_type in named.values():
         _portable(record_type)
-    attributes = {"format": name, "types": named, "parallelism": parallelism}
+    attributes = {
+        "format": name,
+        "types": named,
+        "parallelism": parallelism,
+        "directory": os.getcwd(),
+    }
     # A class made here is sent to Spark's workers by value, these attributes with it.
     source = type("MsgpackDataSource", (MsgpackDataSource,), attributes)
     spark.dataSource.register(source)
@@ -237,6 +244,8 @@ class MsgpackDataSource(DataSource):
     format: ClassVar[str] = FORMAT
     types: ClassVar[dict[str, Any]] = {}
     parallelism: ClassVar[int] = 1
+    directory: ClassVar[str | None] = None
+    """Where a relative local path is taken from (``None``: the worker's current directory)."""
 
     @classmethod
     def name(cls) -> str:
@@ -352,7 +361,10 @@ class MsgpackDataSource(DataSource):
             )
         files: list[Any] = []
         for path in paths:
-            files.extend(_remote(path) if "://" in path else _local(path))
+            if "://" in path:
+                files.extend(_remote(path))
+            else:
+                files.extend(_local(os.path.join(self.directory or "", path)))
         self._listed = files
         return files
 
