@@ -44,6 +44,7 @@ from msgpack_reader_py.ranges import plan
 from msgpack_reader_py.spark import (
     OPTIONS,
     MsgpackDataSource,
+    _name,
     _Part,
     _Reader,
     register,
@@ -384,19 +385,11 @@ def test_a_record_type_from_a_notebooks_main(spark: SparkSession, directory: Pat
     assert "Spark's Python workers do not run your __main__" in str(named.value)
 
 
-def test_options_are_checked_when_the_frame_is_made(spark: SparkSession, directory: Path) -> None:
+def test_a_bad_option_fails_the_load(spark: SparkSession, directory: Path) -> None:
     path = write(directory, DATA)
-    refusals = {
-        "unknown option 'on_eror'": {"on_eror": "skip", "type": "item"},
-        "blocksize must be a positive number of bytes": {"blocksize": "1MB", "type": "item"},
-        "need a record type": {"type": "any"},
-        "has no Nope": {"type": "tests.encoders:Nope"},
-        "on_error must be 'raise' or 'skip'": {"on_error": "never", "type": "item"},
-        "fluentd must be true or false": {"fluentd": "yes", "type": "item"},
-    }
-    for message, options in refusals.items():
-        with pytest.raises(AnalysisException, match=message):
-            load(spark, path, **options)
+    with pytest.raises(AnalysisException, match="unknown option 'on_eror'; the options are type,"):
+        load(spark, path, on_eror="skip", type="item")
+    # Every refusal, in this process: test_options_are_checked_before_anything_is_read.
 
 
 def test_the_benchmark_times_every_way_and_reports_them(
@@ -554,6 +547,100 @@ def test_ranges_cut_anywhere_read_as_read_table(
     else:
         assert isinstance(got, pa.Table)
         assert got.equals(want.cast(got.schema))
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"on_eror": "skip"}, "unknown option 'on_eror'"),
+        ({"blocksize": "1MB"}, "option blocksize must be a positive number of bytes, got '1MB'"),
+        ({"blocksize": "0"}, "option blocksize must be a positive number of bytes"),
+        ({"max_record_size": "-1"}, "option max_record_size must be a positive number"),
+        ({"on_error": "never"}, "option on_error must be 'raise' or 'skip'"),
+        ({"fluentd": "yes"}, "option fluentd must be true or false, got 'yes'"),
+        ({"type": "any"}, "Spark's columns need a record type"),
+        ({"type": "__main__:Record"}, "Spark's Python workers do not run your __main__"),
+        ({"type": "tests.encoders:Nope"}, "option type 'tests.encoders:Nope': .* has no Nope"),
+        ({"type": "no_such_module_here:Record"}, "no module named 'no_such_module_here'"),
+        ({"path": "absent.msgpack"}, "no such file or directory: .*absent.msgpack"),
+        ({"path": "absent-*.msgpack"}, "no files match .*absent-"),
+        ({"path": "file:///nowhere/absent.msgpack"}, "no such file or directory: 'file:///"),
+        ({"path": "file:///nowhere/absent-*.msgpack"}, "no files match 'file:///"),
+        ({"path": None}, 'no path: spark.read.format\\("msgpack"\\).load\\(PATH\\)'),
+    ],
+)
+def test_options_are_checked_before_anything_is_read(
+    tmp_path: Path, options: dict[str, Any], message: str
+) -> None:
+    # What schema() raises, Spark raises from load(): test_a_bad_option_fails_the_load.
+    given = {"path": str(write(tmp_path, DATA)), "type": "item", **options}
+    source = MsgpackDataSource(CaseInsensitiveDict({k: v for k, v in given.items() if v}))
+    with pytest.raises((ValueError, FileNotFoundError), match=message):
+        source.schema()
+
+
+def test_files_by_glob_directory_list_and_url_in_order(tmp_path: Path) -> None:
+    names = ["b.msgpack", "a.msgpack", "c.msgpack"]
+    for seed, name in enumerate(names):
+        generate(tmp_path / name, 50 + seed, seed=seed)
+    write_index(tmp_path / "a.msgpack", every=10)
+    (tmp_path / ".hidden").write_text("")
+    ordered = [str(tmp_path / name) for name in sorted(names)]
+    for paths in (str(tmp_path / "*"), str(tmp_path), f"file://{tmp_path}", f"file://{tmp_path}/*"):
+        reader = local_reader(paths, type="item")
+        assert [_name(file) for file in reader.files] in (ordered, [f"file://{p}" for p in ordered])
+        table = read_locally(reader)[1]
+        assert table.num_rows == 50 + 51 + 52
+    listed = local_reader([ordered[2], str(tmp_path / "[ab].msgpack")], type="item")
+    assert list(listed.files) == [ordered[2], *ordered[:2]]
+    # A file off the local disk (through fsspec): read whole when it fits in a range, else split.
+    url = f"file://{ordered[0]}"
+    for blocksize, parts in (
+        (1 << 20, 1),
+        (500, -(-(tmp_path / "a.msgpack").stat().st_size // 500)),
+    ):
+        found, table = read_locally(local_reader(url, type="item", blocksize=str(blocksize)))
+        assert len(found) == parts
+        assert table.equals(read_table(ordered[0]).cast(table.schema))
+
+
+def test_inference_reads_local_files_and_names_a_remote_one(tmp_path: Path) -> None:
+    path = write(tmp_path, b"".join(msgpack.packb({"id": i, "tag": f"t{i}"}) for i in range(99)))
+    reader = local_reader(str(path), blocksize="300")
+    parts, table = read_locally(reader)
+    assert len(parts) > 3
+    assert table.to_pylist() == [{"id": i, "tag": f"t{i}"} for i in range(99)]
+    with pytest.raises(ValueError, match="a record type is inferred from local files only"):
+        local_reader(f"file://{path}")
+
+
+def test_a_registered_type_and_the_flags_in_process(tmp_path: Path) -> None:
+    records = [Carrier(f"c{i}", bytes(i)) for i in range(40)]
+    path = write(
+        tmp_path,
+        b"".join(msgpack.packb({"name": r.name, "payload": r.payload, "x": 1}) for r in records),
+    )
+    registered = type("Registered", (MsgpackDataSource,), {"types": {"Carrier": Carrier}})
+    options = {"path": str(path), "type": "Carrier", "blocksize": "200", "decompress": "false"}
+    for forbid, rows_read in (("false", 40), ("true", 0)):
+        source = registered(CaseInsensitiveDict({**options, "forbid_unknown_keys": forbid}))
+        reader = source.reader(source.schema())
+        assert isinstance(reader, _Reader)
+        assert reader.options.forbid_unknown_keys is (forbid == "true")
+        if rows_read:
+            assert read_locally(reader)[1].to_pylist() == [dataclasses.asdict(r) for r in records]
+        else:
+            with pytest.raises(RecordError, match="record 0 at byte 0"):
+                read_locally(reader)
+
+
+def test_register_refuses_what_cannot_be_named_or_read(spark: SparkSession) -> None:
+    with pytest.raises(TypeError, match=r"register\(\) takes record classes by position"):
+        register(spark, Event | Inner)
+    with pytest.raises(TypeError, match="a record type's name must be a non-empty str"):
+        register(spark, types={"": Event})
+    with pytest.raises(TypeError, match=r"^register\(\): Bad: "):
+        register(spark, types={"Bad": int})
 
 
 def test_a_schema_given_to_spark_must_be_the_record_types(tmp_path: Path) -> None:

@@ -119,7 +119,8 @@ def register(
         _check_travels(label, record_type)
     try:
         parallelism = int(spark.sparkContext.defaultParallelism)
-    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext: the machine's cores
+    except Exception:  # noqa: BLE001  # pragma: no cover - Spark Connect, not run in the tests
+        # Spark Connect has no SparkContext: the machine's cores.
         parallelism = os.cpu_count() or 1
     for record_type in named.values():
         _portable(record_type)
@@ -404,16 +405,18 @@ def _size(options: Mapping[str, str], name: str, default: int) -> int:
 
 
 def _listed(names: list[str]) -> list[str]:
-    """``names`` less sidecar indexes (:mod:`.index`) of files among them, sorted."""
-    kept = set(names)
+    """The files of a glob or a directory, sorted: ``names`` less those Spark's own file
+    sources hide (names starting with ``_`` or ``.``: ``_SUCCESS`` markers, dot files) and
+    sidecar indexes (:mod:`.index`) of files among them, which are never records."""
+    kept = {n for n in names if not os.path.basename(n).startswith(_HIDDEN)}
     return sorted(
         n for n in kept if not (n.endswith(INDEX_SUFFIX) and n[: -len(INDEX_SUFFIX)] in kept)
     )
 
 
 def _local(path: str) -> list[str]:
-    """The local files ``path`` names: itself, a glob's matches, a directory's files (not those
-    Spark's file sources hide either, names starting with ``_`` or ``.``)."""
+    """The local files ``path`` names: itself, or a glob's matches or a directory's files
+    (:func:`_listed`)."""
     if is_glob(path):
         found = _listed([f for f in glob.glob(path, recursive=True) if os.path.isfile(f)])
         if not found:
@@ -421,7 +424,7 @@ def _local(path: str) -> list[str]:
         return found
     if os.path.isdir(path):
         with os.scandir(path) as entries:
-            names = [e.path for e in entries if e.is_file() and not e.name.startswith(_HIDDEN)]
+            names = [entry.path for entry in entries if entry.is_file()]
         return _listed(names)
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such file or directory: {path!r}")
@@ -440,14 +443,7 @@ def _remote(url: str) -> list[Any]:
             raise FileNotFoundError(f"no files match {url!r}")
     elif fs.isdir(path):
         entries = fs.ls(path, detail=True)
-        paths = _listed(
-            [
-                info["name"]
-                for info in entries
-                if info["type"] != "directory"
-                and not os.path.basename(info["name"]).startswith(_HIDDEN)
-            ]
-        )
+        paths = _listed([info["name"] for info in entries if info["type"] != "directory"])
     elif fs.exists(path):
         paths = [path]
     else:
