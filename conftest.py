@@ -14,7 +14,10 @@ from typing import IO, Any
 
 import pytest
 
-from msgpack_reader_py import Item, _progress, follow, get_iter, pack_items, parallel, ranges
+from msgpack_reader_py import Item, get_iter, pack_items
+from msgpack_reader_py._output import progress as _progress
+from msgpack_reader_py._split import parallel, ranges
+from msgpack_reader_py._stream import follow
 from tests.helpers import BAR_DELAY, Looks, as_rows
 from tests.reference import REFERENCE_MESSAGES, REFERENCE_SEED, REFERENCE_SHA256, offsets_of
 

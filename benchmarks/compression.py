@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from msgpack_reader_py import generate
-from msgpack_reader_py.convert import convert
-from msgpack_reader_py.writers import Compression
+from msgpack_reader_py._output.convert import convert
+from msgpack_reader_py._output.formats import Codec
 
-CODECS: tuple[Compression, ...] = ("zstd", "lz4", "snappy", "gzip", "none")
+CODECS: tuple[Codec, ...] = ("zstd", "lz4", "snappy", "gzip", "none")
 RECORDS = 1_000_000
 DATA = "items.msgpack"
 
@@ -48,7 +48,7 @@ def prepare(scratch: Path, records: int) -> None:
     MessagePack's own table."""
     import pyarrow.parquet as pq
 
-    from msgpack_reader_py.arrow import read_table
+    from msgpack_reader_py._arrow.reader import read_table
 
     path = scratch / DATA
     generate(path, records)
@@ -63,11 +63,11 @@ def runs(scratch: Path) -> dict[str, Callable[[], int]]:
     """Each benchmark's pass, by name; each returns the rows it did."""
     import pyarrow.parquet as pq
 
-    from msgpack_reader_py.arrow import read_table
+    from msgpack_reader_py._arrow.reader import read_table
 
     path = scratch / DATA
 
-    def converting(codec: Compression) -> Callable[[], int]:
+    def converting(codec: Codec) -> Callable[[], int]:
         timed = scratch / f"timed.{codec}.parquet"  # the files read back stay as checked
 
         def run() -> int:

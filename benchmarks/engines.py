@@ -5,7 +5,7 @@
 Writes one file of ``--records`` generated records and one of ``--ray-records``, then times,
 interleaved ``--repeat`` times so that drift on a shared machine hits each alike:
 
-- ``read_table``: :func:`~msgpack_reader_py.arrow.read_table` of the file, the baseline;
+- ``read_table``: :func:`~msgpack_reader_py.read_table` of the file, the baseline;
 - ``polars_collect``: ``scan_msgpack(path, Item).collect()``: the same rows as a Polars
   ``DataFrame``;
 - ``polars_head``: ``scan_msgpack(path, Item).head(5).collect()``: the scan stops early;
@@ -45,7 +45,7 @@ def ways(path: Path) -> dict[str, Callable[[], None]]:
     import duckdb
 
     from msgpack_reader_py import duckdb as on_duckdb
-    from msgpack_reader_py.arrow import read_table
+    from msgpack_reader_py._arrow.reader import read_table
     from msgpack_reader_py.polars import scan_msgpack
 
     def table() -> None:

@@ -55,10 +55,10 @@ from typing import Any
 import msgpack
 
 from msgpack_reader_py import Item, generate
-from msgpack_reader_py.options import ReadOptions
-from msgpack_reader_py.parallel import read_ranges
-from msgpack_reader_py.ranges import RangeStats
-from msgpack_reader_py.seek import Counting
+from msgpack_reader_py._base.options import ReadOptions
+from msgpack_reader_py._split.parallel import Splitting, read_ranges
+from msgpack_reader_py._split.ranges import RangeStats
+from msgpack_reader_py._split.seek import Counting
 from msgpack_reader_py.streaming_reader_bench import write_result
 
 from .output_cost import installed_environment
@@ -148,7 +148,7 @@ def read_in_process(path: Path, jobs: int, record_type: str = "item") -> Callabl
 
 
 def read_table_in_process(path: Path, workers: int | None) -> Callable[[], None]:
-    from msgpack_reader_py.arrow import read_table
+    from msgpack_reader_py._arrow.reader import read_table
 
     def run() -> None:
         read_table(path, workers=workers)
@@ -166,7 +166,7 @@ def guesses(path: Path) -> dict[str, Any]:
     """How the guesses of a read in ranges went: the slowest, and the ranges read again."""
     stats = RangeStats()
     for _piece in read_ranges(
-        path, Item, Counting(), options=ReadOptions(), workers=1, blocksize=8 << 20, stats=stats
+        path, Item, Counting(), options=ReadOptions(), splitting=Splitting(1, 8 << 20), stats=stats
     ):
         pass
     return {

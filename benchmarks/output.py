@@ -32,15 +32,15 @@ from collections.abc import Callable
 from typing import Any
 
 from msgpack_reader_py import StreamingReader
-from msgpack_reader_py.convert import convert
-from msgpack_reader_py.model import Item
+from msgpack_reader_py._output.convert import convert
+from msgpack_reader_py._output.formats import OutputFormat
+from msgpack_reader_py._readers.values import ValueReader
+from msgpack_reader_py._reference.model import Item
 from msgpack_reader_py.streaming_reader_bench import (
     counter,
     reference_data,
     reference_runs,
 )
-from msgpack_reader_py.values import ValueReader
-from msgpack_reader_py.writers import OutputFormat
 
 BASELINE = "read_items"
 

@@ -23,8 +23,8 @@ from typing import Any
 
 import pyperf
 
+from msgpack_reader_py._output.formats import DEFAULT_CODEC
 from msgpack_reader_py.streaming_reader_bench import PAIRED
-from msgpack_reader_py.writers import DEFAULT_COMPRESSION
 
 DOC = Path(__file__).resolve().parent.parent / "doc"
 BASELINE = "raw_unpacker_baseline"
@@ -769,7 +769,7 @@ def compression_table(rows: dict[str, Row], sizes: dict[str, int]) -> list[str]:
 
 def compression_verdict(rows: dict[str, Row], sizes: dict[str, int]) -> str:
     """What the run says of the default codec, from its figures only."""
-    chosen, base = DEFAULT_COMPRESSION["parquet"], COMPRESSION_BASELINE
+    chosen, base = DEFAULT_CODEC["parquet"], COMPRESSION_BASELINE
     msgpack_bytes = rows["read/msgpack"].size
     smallest = min(sizes, key=sizes.__getitem__)
 

@@ -42,9 +42,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as f
 from pyspark.sql.datasource import CaseInsensitiveDict
 
-from msgpack_reader_py import generate
-from msgpack_reader_py.arrow import read_table
-from msgpack_reader_py.convert import convert
+from msgpack_reader_py import convert, generate, read_table
 from msgpack_reader_py.spark import MsgpackDataSource, register
 from msgpack_reader_py.streaming_reader_bench import write_result
 

@@ -23,10 +23,10 @@ import msgpack
 import msgspec
 
 from msgpack_reader_py import ITEM_VALUES, Item, ItemTuple, StreamingReader
-from msgpack_reader_py.decoding import record_decoder
-from msgpack_reader_py.framing import Framer, Run
-from msgpack_reader_py.options import DEFAULT_MAX_RECORD_SIZE, DEFAULT_READ_SIZE, ReadOptions
-from msgpack_reader_py.sources import Chunks
+from msgpack_reader_py._base.options import DEFAULT_READ_SIZE, ReadOptions
+from msgpack_reader_py._stream.framing import Framer, Run
+from msgpack_reader_py._stream.sources import Chunks
+from msgpack_reader_py._types.decoding import record_decoder
 from msgpack_reader_py.streaming_reader_bench import (
     ItemStruct,
     count_raw,
@@ -172,7 +172,7 @@ def _reads(data: bytes) -> Chunks:
 def _framed_in_arrays(data: bytes) -> int:
     """The reader's framing alone (``decoder.runs``): most records skipped as arrays of them,
     one call per batch. Returns the records framed."""
-    framed = Framer(_reads(data), DEFAULT_MAX_RECORD_SIZE, DEFAULT_READ_SIZE).runs()
+    framed = Framer(_reads(data), ReadOptions()).runs()
     return sum(run.count for run in framed if isinstance(run, Run))
 
 
@@ -181,7 +181,7 @@ def _built_a_run_at_a_time(data: bytes) -> Iterator[Item]:
     built at once, by one ``starmap(Item)``, and handed over as the run's list."""
     decoder = record_decoder(Item)
     build = typing.cast(Callable[[list[Any]], list[Any]], decoder.build)  # Item has one
-    framed = Framer(_reads(data), DEFAULT_MAX_RECORD_SIZE, DEFAULT_READ_SIZE).runs()
+    framed = Framer(_reads(data), ReadOptions()).runs()
     built = (build(decoder.decode_run(run.data)) for run in framed if isinstance(run, Run))
     return itertools.chain.from_iterable(built)
 

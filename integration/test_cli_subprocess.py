@@ -451,7 +451,7 @@ def test_directory_is_one_error_line(tmp_path: Path, command: str) -> None:
 # a mode that denies it is enough.
 AS_UNPRIVILEGED = (
     "import os, sys\n"
-    "import msgpack_reader_py.convert, msgpack_reader_py.query\n"
+    "import msgpack_reader_py._output.convert, msgpack_reader_py._output.query\n"
     "from msgpack_reader_py.cli import build_parser, main\n"
     "build_parser().parse_args(sys.argv[1:])\n"
     "if os.geteuid() == 0:\n"

@@ -35,8 +35,10 @@ from integration.test_cli_subprocess import (
     pipe_pending,
 )
 from msgpack_reader_py import Item, get_iter, pack_items
-from msgpack_reader_py._progress import _DELAY as BAR_DELAY  # the real one, in a real process
-from msgpack_reader_py.writers import OutputFormat
+from msgpack_reader_py._output.formats import OutputFormat
+from msgpack_reader_py._output.progress import (
+    _DELAY as BAR_DELAY,  # the real one, in a real process
+)
 from tests.helpers import (
     COLUMN_FORMATS,
     MAGIC,

@@ -22,6 +22,7 @@ import msgspec
 import pandas as pd
 import pytest
 
+import msgpack_reader_py
 from msgpack_reader_py import (
     DecodeError,
     Item,
@@ -34,10 +35,10 @@ from msgpack_reader_py import (
     pack_items,
 )
 from msgpack_reader_py import dask as dask_module
-from msgpack_reader_py._extras import MissingExtraError
-from msgpack_reader_py.arrow import read_batches, read_table
+from msgpack_reader_py._arrow.reader import read_batches, read_table
+from msgpack_reader_py._base.ext import fluentd_event_time
+from msgpack_reader_py._base.extras import MissingExtraError
 from msgpack_reader_py.dask import _frame, open_files, pandas_dtypes, read_bag, read_dataframe
-from msgpack_reader_py.ext import fluentd_event_time
 from tests.reference import offsets_of
 
 TIMEOUT = 60
@@ -690,7 +691,7 @@ def test_core_import_loads_no_extra() -> None:
 @pytest.mark.parametrize(
     ("module", "blocked", "extra"),
     [
-        ("msgpack_reader_py.arrow", "pyarrow", "arrow"),
+        ("msgpack_reader_py:read_table", "pyarrow", "arrow"),
         ("msgpack_reader_py.dask", "dask", "dask"),
         ("msgpack_reader_py.dask", "pandas", "dask"),
         ("msgpack_reader_py.dask", "fsspec", "dask"),
@@ -708,9 +709,15 @@ def test_a_missing_extra_says_what_to_install(
     for name in [name for name in sys.modules if name.partition(".")[0] == blocked]:
         monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.setitem(sys.modules, blocked, None)
-    monkeypatch.delitem(sys.modules, module, raising=False)
+    path, _, attribute = module.partition(":")
+    for name in [path, "msgpack_reader_py._arrow.reader", "msgpack_reader_py._arrow.schema"]:
+        if name != "msgpack_reader_py":
+            monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.delitem(msgpack_reader_py.__dict__, attribute or "-", raising=False)
     with pytest.raises(MissingExtraError) as caught:
-        importlib.import_module(module)
+        getattr(importlib.import_module(path), attribute) if attribute else importlib.import_module(
+            path
+        )
     assert isinstance(caught.value, ModuleNotFoundError)
     assert caught.value.name == blocked
     message = str(caught.value)
@@ -719,7 +726,8 @@ def test_a_missing_extra_says_what_to_install(
     assert message.endswith(
         f": pip install {blocked} (or install msgpack-reader-py with its '{extra}' extra)"
     )
-    assert message.startswith(f"{module} needs {blocked}, which is not installed")
+    what = "the Arrow readers (read_table, read_batches, BatchReader, arrow_schema)"
+    assert message.startswith(f"{what if attribute else path} needs {blocked}, which is not")
 
 
 def test_cli_convert_to_parquet_without_pyarrow_fails_in_one_line(tmp_path: Path) -> None:

@@ -21,9 +21,10 @@ from msgpack_reader_py import (
     pack_items,
 )
 from msgpack_reader_py import dask as dask_module
+from msgpack_reader_py._split.ranges import cut_file, read_range
 from msgpack_reader_py.dask import read_bag, read_dataframe
-from msgpack_reader_py.ranges import plan, read_range
 from tests.helpers import packed, zstd_frames
+from tests.user_code import TYPES, run_user_code
 
 TIMEOUT = 60
 ITEMS = list(get_iter(3000, seed=11))
@@ -78,7 +79,7 @@ def test_a_zstd_file_of_frames_in_many_partitions(
     path = tmp_path / "items.msgpack.zst"
     path.write_bytes(zstd_frames(data, range(4096, len(data), 4096)))
     frame = read_dataframe(str(path), blocksize=10_000)
-    assert frame.npartitions == len(plan(path, 10_000)) > 1
+    assert frame.npartitions == len(cut_file(path, 10_000)) > 1
     assert rows(client.compute(frame).result(timeout=TIMEOUT)) == ITEMS
     bag = read_bag(str(path), blocksize=10_000)
     assert client.compute(bag).result(timeout=TIMEOUT) == ITEMS
@@ -197,3 +198,65 @@ def test_a_projection_of_a_split_file_is_exact_on_a_cluster(
 def test_blocksize_is_checked() -> None:
     with pytest.raises(ValueError, match="blocksize must be a positive int"):
         read_bag("x.msgpack", blocksize=0)
+
+
+NOTEBOOK = '''
+import concurrent.futures
+import multiprocessing
+
+import dask
+import distributed
+
+from msgpack_reader_py import StreamingReader
+from msgpack_reader_py.dask import read_bag, read_dataframe
+
+events = write("events.msgpack", EVENTS)
+messages = write("messages.msgpack", [e.message for e in EVENTS])
+records = list(StreamingReader(events, Event))  # every type used here before it is sent
+kinds = list(StreamingReader(messages, Ping | Pong))
+
+
+def frames():
+    """Made again each time, as a notebook's cells make them: each is tokenized anew."""
+    return (
+        read_dataframe(str(events), Event, blocksize=None),
+        read_dataframe(str(events), Event, blocksize=4 * BLOCKSIZE),
+    )
+
+
+def bags():
+    return (
+        read_bag(str(messages), Ping | Pong, blocksize=None),
+        read_bag(str(events), Event, blocksize=4 * BLOCKSIZE),
+    )
+
+
+assert frames()[1].npartitions > 5 and bags()[1].npartitions > 5
+expected = None
+# One worker process, started as Dask starts them (spawn): every task's input goes through
+# this process, and the records with it.
+spawned = concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+with distributed.Client(sys.argv[2]) as client, spawned:
+    for scheduler in ("sync", "threads", "processes", client):
+        for _ in range(2):  # the same types again
+            with dask.config.set(pool=spawned if scheduler == "processes" else None):
+                whole, split = dask.compute(*frames(), scheduler=scheduler)
+                union, bag = dask.compute(*bags(), scheduler=scheduler)
+            expected = whole if expected is None else expected
+            assert whole.equals(expected) and split.reset_index(drop=True).equals(expected)
+            assert whole["id"].tolist() == [r.id for r in records]
+            assert union == kinds and bag == records
+            assert {type(r) for r in union} == {Ping, Pong}  # this process's own classes
+            assert {type(r) for r in bag} == {Event}
+        print(scheduler if isinstance(scheduler, str) else "cluster")
+'''
+
+
+def test_types_from_a_notebook_on_every_scheduler_and_a_cluster(
+    client: distributed.Client, tmp_path: Path
+) -> None:
+    # No file to run again, a thread running: as a notebook's kernel, connected to the
+    # module's two-process cluster.
+    address = str(client.scheduler_info()["address"])
+    out = run_user_code(TYPES + NOTEBOOK, "-c", tmp_path, address)
+    assert out.split() == ["sync", "threads", "processes", "cluster"]

@@ -14,7 +14,7 @@ import pytest
 
 from integration.test_cli_subprocess import MODULE, TIMEOUT
 from msgpack_reader_py import generate
-from msgpack_reader_py.writers import FORMATS
+from msgpack_reader_py._output.formats import FORMATS
 from tests.helpers import ITEM, PREVIOUS, assert_directory_holds, temporaries
 
 RECORDS = 600_000  # enough for a conversion to be under way when it is stopped

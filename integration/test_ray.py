@@ -29,13 +29,14 @@ from msgpack_reader_py import (
     get_iter,
     pack_items,
 )
-from msgpack_reader_py.arrow import ArrowPieces, arrow_schema, read_table
-from msgpack_reader_py.options import ReadOptions
-from msgpack_reader_py.ranges import Proof, plan, plan_ranges
+from msgpack_reader_py._arrow.reader import ArrowJob, arrow_schema, read_table
+from msgpack_reader_py._base.options import ReadOptions
+from msgpack_reader_py._split.ranges import Proof, cut, cut_file
 from msgpack_reader_py.ray import _read, _settle, _whole, _whole_task, read_msgpack
 from tests.encoders import DATA as DATA_DIR
 from tests.encoders import EVENT_FILES, Event, expected_events
 from tests.helpers import zstd_frames
+from tests.user_code import TYPES, run_user_code
 
 ITEMS = list(get_iter(600, seed=11))
 DATA = pack_items(ITEMS)
@@ -263,7 +264,7 @@ def test_a_compressed_file_is_read_whole(cluster: None, directory: Path) -> None
 def test_a_zstd_file_of_frames_is_split_where_frames_start(cluster: None, directory: Path) -> None:
     path = write(directory, zstd_frames(DATA, range(5000, len(DATA), 5000)), ".msgpack.zst")
     dataset = read_msgpack(path, blocksize=BLOCKSIZE)
-    assert dataset.num_blocks() == len(plan(path, BLOCKSIZE)) > 1
+    assert dataset.num_blocks() == len(cut_file(path, BLOCKSIZE)) > 1
     assert table_of(dataset).equals(read_table(path))
 
 
@@ -294,10 +295,10 @@ def test_a_file_that_cannot_be_read_fails_no_task(cluster: None, directory: Path
     # A failed task fails both its results; the table, never fetched, would be printed by Ray
     # as an "Unhandled error" traceback when dropped. The failure comes back as a value.
     missing = directory / "absent.msgpack"
-    job = ArrowPieces.of(None)
+    job = ArrowJob.of(None)
     # num_returns=2: a ref per returned value, which Ray's annotations cannot say.
     refs = typing.cast(
-        "list[typing.Any]", _whole_task.remote(str(missing), Item, ReadOptions(), job)
+        "list[typing.Any]", _whole_task.remote(str(missing), (Item, ReadOptions(), job))
     )
     table, outcome = ray.get(refs)
     assert table.num_rows == 0
@@ -344,11 +345,11 @@ def test_the_tasks_in_this_process_settle_a_wrong_guess(directory: Path) -> None
     inner = b"".join(msgpack.packb([f"inner{i}", b""]) for i in range(20))
     records = [Carrier(f"outer{i}", inner) for i in range(12)]
     path = str(write(directory, b"".join(msgpack.packb([r.name, r.payload]) for r in records)))
-    job = ArrowPieces.of(None)
+    job = ArrowJob.of(None)
     schema = job.schema(Carrier)
     arguments = (Carrier, ReadOptions(), job)
     proof, tables, rereads = Proof(), [], 0
-    for byte_range in plan_ranges(Path(path).stat().st_size, 97):
+    for byte_range in cut(Path(path).stat().st_size, 97):
         table, spot = _read(path, byte_range, arguments, schema)
         assert spot.value is None  # the proof's chain carries no rows
         outcome, proof = _settle(spot, proof, path, arguments, schema)
@@ -361,7 +362,7 @@ def test_the_tasks_in_this_process_settle_a_wrong_guess(directory: Path) -> None
 
 def test_the_whole_file_task_keeps_the_rows_before_its_error(directory: Path) -> None:
     path = str(corrupt(directory, 5))
-    table, outcome = _whole(path, Item, ReadOptions(), ArrowPieces.of(["id"]))
+    table, outcome = _whole(path, (Item, ReadOptions(), ArrowJob.of(["id"])))
     assert table.column("id").to_pylist() == [item.id for item in ITEMS[:5]]
     assert isinstance(outcome.error, RecordError)
     assert (outcome.error.index, outcome.table) == (5, None)
@@ -374,3 +375,36 @@ def test_every_encoder_s_nested_events_in_ranges(cluster: None) -> None:
     got = table_of(read_msgpack(paths, Event, blocksize=500))
     assert got.equals(pa.concat_tables(read_table(path, Event) for path in paths))
     assert got.column("id").to_pylist() == [e.id for e in expected_events()] * len(paths)
+
+
+NOTEBOOK = """
+import pyarrow as pa
+import ray
+import ray.data
+
+from msgpack_reader_py._arrow.reader import read_table
+from msgpack_reader_py.ray import read_msgpack
+
+events = write("events.msgpack", EVENTS)
+messages = write("messages.msgpack", [e.message for e in EVENTS])
+broken = write("broken.msgpack", BROKEN)
+expected = read_table(events, Event)  # every type used here before it is sent
+union = read_table(messages, Ping | Pong)
+refused = error_of(lambda: read_table(broken, Event))
+ray.init(address=sys.argv[2], log_to_driver=False, configure_logging=False)
+ray.data.DataContext.get_current().enable_progress_bars = False
+for _ in range(2):  # the same types again
+    for path, record_type, table in ((events, Event, expected), (messages, Ping | Pong, union)):
+        dataset = read_msgpack(str(path), record_type, blocksize=4 * BLOCKSIZE)
+        got = pa.concat_tables(ray.get(dataset.to_arrow_refs()))
+        assert dataset.num_blocks() > 1 and got.equals(table)
+    assert error_of(lambda: read_msgpack(str(broken), Event, blocksize=4 * BLOCKSIZE)) == refused
+print("ray")
+"""
+
+
+def test_types_from_a_notebook(cluster: None, tmp_path: Path) -> None:
+    # No file to run again, a thread running: as a notebook's kernel, a second driver of the
+    # module's Ray.
+    address = ray.get_runtime_context().gcs_address
+    assert run_user_code(TYPES + NOTEBOOK, "-c", tmp_path, address).split() == ["ray"]

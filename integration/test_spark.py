@@ -34,13 +34,23 @@ from pyspark.sql.datasource import CaseInsensitiveDict
 from benchmarks import report
 from benchmarks import spark as spark_benchmark
 from integration.test_readme import README, fenced, make_inputs, needs_spark
-from msgpack_reader_py import Item, ReaderError, RecordError, generate, get_iter, pack_items
-from msgpack_reader_py._json_columns import storage_type
-from msgpack_reader_py.arrow import read_table
-from msgpack_reader_py.index import write_index
-from msgpack_reader_py.inferred import files_type
-from msgpack_reader_py.options import OnError, ReadOptions
-from msgpack_reader_py.ranges import plan
+from msgpack_reader_py import (
+    Item,
+    ReaderError,
+    ReadOptions,
+    RecordError,
+    generate,
+    get_iter,
+    pack_items,
+    read_table,
+    write_index,
+)
+from msgpack_reader_py._analysis.inferred import files_type
+from msgpack_reader_py._arrow.json_columns import storage_type
+from msgpack_reader_py._base.options import OnError
+from msgpack_reader_py._split.ranges import cut_file
+from msgpack_reader_py._types.names import record_type_named
+from msgpack_reader_py._types.shipping import Shipped
 from msgpack_reader_py.spark import (
     OPTIONS,
     MsgpackDataSource,
@@ -50,7 +60,6 @@ from msgpack_reader_py.spark import (
     register,
     spark_schema,
 )
-from msgpack_reader_py.type_names import record_type_named
 from tests.encoders import DATA as ENCODED
 from tests.encoders import EVENT_FILES, Event, Inner
 from tests.helpers import zstd_frames
@@ -345,10 +354,10 @@ def test_an_untyped_map_stream_gets_the_inferred_columns(
 
 
 def test_a_record_type_from_a_notebooks_main(spark: SparkSession, directory: Path) -> None:
-    # As a notebook defines it: in __main__, which Spark's workers cannot import.
+    # As a notebook defines them: in __main__, which Spark's workers cannot import.
     notebook: dict[str, Any] = {"__name__": "__main__"}
     source = """
-        import dataclasses, msgspec
+        import dataclasses, msgspec, threading
 
         @dataclasses.dataclass
         class Leaf:
@@ -361,25 +370,47 @@ def test_a_record_type_from_a_notebooks_main(spark: SparkSession, directory: Pat
             leaf: Leaf
             tags: list[str]
 
-        class Packed(msgspec.Struct):
+        class Tag(msgspec.Struct, frozen=True):
+            label: str
+            weight: float = 1.0
+
+        class Packed(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
             id: int
+            tag: Tag
+            notes: list[str] = msgspec.field(default_factory=list)
+
+        @dataclasses.dataclass
+        class Locked:
+            id: int
+            guard = threading.Lock()  # a class attribute no pickler sends
     """
     # Compiled without this module's `from __future__ import annotations`, as a notebook's cell.
     exec(compile(textwrap.dedent(source), "<notebook>", "exec", dont_inherit=True), notebook)
-    record, leaf = notebook["Record"], notebook["Leaf"]
-    assert record.__module__ == "__main__"
+    record, leaf, packed = notebook["Record"], notebook["Leaf"], notebook["Packed"]
+    assert record.__module__ == packed.__module__ == "__main__"
     values = [[i, [f"leaf{i}", None if i % 2 else i], ["t"] * (i % 2)] for i in range(500)]
     path = write(directory, b"".join(msgpack.packb(value) for value in values))
-    register(spark, record, name="msgpack_notebook")
-    frame = spark.read.format("msgpack_notebook").option("type", "Record")
-    got = frame.option("blocksize", 2000).load(str(path))
+    tagged = [[i, {"label": f"t{i}", "weight": i / 2}, ["n"] * (i % 3)] for i in range(500)]
+    packed_path = write(directory, b"".join(msgpack.packb(value) for value in tagged))
+    # Read here first: msgspec has cached what it worked out on each class before it travels.
+    wanted = expected(read_table(path, record))
+    wanted_packed = expected(read_table(packed_path, packed))
+    register(spark, record, packed, name="msgpack_notebook")
+    frame = spark.read.format("msgpack_notebook").option("blocksize", 2000)
+    got = frame.option("type", "Record").load(str(path))
     assert got.rdd.getNumPartitions() > 1
-    assert rows(got) == expected(read_table(path, record))
+    assert rows(got) == wanted
+    # A msgspec.Struct travels too, made again in each worker with its fields and options.
+    got = frame.option("type", "Packed").load(str(packed_path))
+    assert got.rdd.getNumPartitions() > 1
+    assert rows(got) == wanted_packed
     assert leaf.__module__ == "__main__"
-    with pytest.raises(
-        TypeError, match=r"^register\(\): Packed is a msgspec.Struct defined in __main__"
-    ):
-        register(spark, notebook["Packed"], name="msgpack_never")
+    with pytest.raises(TypeError) as refused:
+        register(spark, notebook["Locked"], name="msgpack_never")
+    message = str(refused.value)
+    assert message.startswith("register(): Locked: the record type Locked cannot be sent")
+    assert "define what it needs in a module" in message
+    assert "\n" not in message
     with pytest.raises(AnalysisException) as named:
         load(spark, path, type="__main__:Record")
     assert "Spark's Python workers do not run your __main__" in str(named.value)
@@ -461,7 +492,7 @@ def test_every_range_starts_where_the_sequential_read_has_a_record(tmp_path: Pat
     starts = [part.proof.offset for part in parts]
     offsets = [len(pack_items(ITEMS[:i])) for i in range(len(ITEMS))]
     # A partition per range that a record starts in (the last, a few bytes, holds none).
-    ranges = plan(path, blocksize)
+    ranges = cut_file(path, blocksize)
     holding = [r for r in ranges if any(r.start <= offset < r.end for offset in offsets)]
     assert [part.byte_range for part in parts] == holding
     assert len(holding) == 7
@@ -620,7 +651,9 @@ def test_a_registered_type_and_the_flags_in_process(tmp_path: Path) -> None:
         tmp_path,
         b"".join(msgpack.packb({"name": r.name, "payload": r.payload, "x": 1}) for r in records),
     )
-    registered = type("Registered", (MsgpackDataSource,), {"types": {"Carrier": Carrier}})
+    # As register() ships it: a class of a test module goes by reference.
+    shipped = {"Carrier": Shipped(Carrier, "Carrier")}
+    registered = type("Registered", (MsgpackDataSource,), {"types": shipped})
     options = {"path": str(path), "type": "Carrier", "blocksize": "200", "decompress": "false"}
     for forbid, rows_read in (("false", 40), ("true", 0)):
         source = registered(CaseInsensitiveDict({**options, "forbid_unknown_keys": forbid}))

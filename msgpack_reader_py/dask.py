@@ -14,6 +14,11 @@ first record proved by a chain of small tasks, :mod:`.ranges`: the result is exa
 sequential one); a bad record fails the computation with the reader's error, its
 :attr:`~.ReaderError.source` set to the file's name (a path, or a URL off the local
 filesystem).
+
+The record type travels to the workers as :mod:`~msgpack_reader_py._types.shipping` sends it: by
+reference where they can import it, by value where they cannot (a type defined in a notebook
+or a script), whichever scheduler runs the graph; and Dask's token of it is the same however
+often it was used.
 """
 
 from __future__ import annotations
@@ -24,7 +29,8 @@ import typing
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ._extras import missing_extra
+from ._base.checks import positive
+from ._base.extras import missing_extra
 
 try:
     import dask.bag as db
@@ -42,27 +48,29 @@ try:
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
     raise missing_extra(exc, "dask", feature="msgpack_reader_py.dask") from None
 
-from ._json_columns import JSON, empty_table, storage
-from ._log import note_skipped
-from .arrow import ArrowPieces, arrow_schema, read_batches
-from .delivery import Plan
-from .errors import ReaderError
-from .files import is_glob
-from .model import Item
-from .options import ReadKeywords, ReadOptions
-from .ranges import (
+from ._arrow.json_columns import JSON, empty_table, storage
+from ._arrow.reader import ArrowJob, arrow_schema, read_batches
+from ._base.errors import ReaderError
+from ._base.log import note_skipped
+from ._base.options import ReadKeywords, ReadOptions
+from ._readers.streaming_reader import StreamingReader
+from ._reference.model import Item
+from ._split.ranges import (
     ByteRange,
     Piece,
     Proof,
     RangeArguments,
     Records,
+    cut_file,
     local_path,
-    plan,
     read_range,
     size_of,
     splittable,
 )
-from .streaming_reader import StreamingReader
+from ._stream.delivery import Plan
+from ._stream.files import is_glob
+from ._types.record_type import type_label
+from ._types.shipping import Shipped, shipped_values
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -116,7 +124,7 @@ def _ranges(
             return None
     except FileNotFoundError:
         return None  # fails when read, naming the file
-    ranges = plan(file, blocksize, decompress=options.decompress)
+    ranges = cut_file(file, blocksize, decompress=options.decompress)
     return ranges if len(ranges) > 1 else None
 
 
@@ -146,7 +154,7 @@ def _read(file: OpenFile, byte_range: ByteRange, *arguments: Any) -> Piece:
     """One range's piece (:func:`~.ranges.read_range`), read by a task of this module's: a
     worker that unpickles it imports this module, and with it :func:`_piece_size`, before it
     weighs what the task returns."""
-    return read_range(file, byte_range, *arguments)
+    return read_range(file, byte_range, *shipped_values(arguments))
 
 
 def _piece_size(piece: Piece) -> int:
@@ -161,7 +169,18 @@ sizeof.register(Piece)(_piece_size)
 
 
 def _proof_after(piece: Piece, proof: Proof, file: OpenFile, arguments: RangeArguments) -> Proof:
-    return proof.settle(piece, file, arguments)[1]
+    return proof.settle(piece, file, _arguments(arguments))[1]
+
+
+def _arguments(arguments: RangeArguments) -> RangeArguments:
+    """A range's arguments as a task received them, its record type no longer shipped."""
+    record_type, options, job = shipped_values(arguments)
+    return record_type, options, job
+
+
+def _shipped(record_type: Any) -> Shipped:
+    """``record_type`` as the graph holds it (see the module's docstring)."""
+    return Shipped(record_type, type_label(record_type))
 
 
 def _settled(piece: Piece, proof: Proof, file: OpenFile, arguments: RangeArguments) -> Piece:
@@ -169,7 +188,7 @@ def _settled(piece: Piece, proof: Proof, file: OpenFile, arguments: RangeArgumen
     start where the guess was wrong), its skipped records told and its error raised, naming
     the file. Done in the task that makes the partition of it: a task of its own would hand
     the piece on, and Dask may run the next one on another worker, copying every row."""
-    piece = proof.settle(piece, file, arguments)[0]
+    piece = proof.settle(piece, file, _arguments(arguments))[0]
     note_skipped(_name(file), piece.skipped, piece.errors)
     if piece.error is not None:
         raise piece.error.in_source(_name(file)) from None
@@ -178,6 +197,7 @@ def _settled(piece: Piece, proof: Proof, file: OpenFile, arguments: RangeArgumen
 
 def _records(file: OpenFile, record_type: Any, options: ReadOptions) -> list[Any]:
     """One partition of :func:`read_bag`: the records of one file."""
+    (record_type,) = shipped_values((record_type,))
     with file as stream:
         reader = StreamingReader(stream, record_type, options=options)
         try:
@@ -199,6 +219,7 @@ def _frame(
     ``columns`` is Dask's projection (the columns a computation uses): only those are built
     (:func:`_built`).
     """
+    (record_type,) = shipped_values((record_type,))
     with file as stream:
         try:
             with read_batches(
@@ -229,7 +250,7 @@ class _FrameRows:
     stealing, and a stolen one had the range's rows copied to its worker: on two workers, up
     to 2 s of copying in a 5 s read."""
 
-    arrow: ArrowPieces
+    arrow: ArrowJob
     schema: pa.Schema
 
     def plan(self, record_type: Any, options: ReadOptions) -> Plan:
@@ -290,7 +311,8 @@ class _Frames(PartitionsFiltered, BlockwiseIO):
 
     Its ``columns`` are Dask's projection (the columns a computation uses): Dask sets them
     as it optimizes, and every partition, a file's or a range's, builds only those. A range's
-    partition is made by :class:`_RangeReads`, whose tasks prove where it starts."""
+    partition is made by :class:`_RangeReads`, whose tasks prove where it starts. Its
+    ``record_type`` is :class:`~msgpack_reader_py._types.shipping.Shipped`."""
 
     # Dask's declarations, as its own expressions make them:
     _parameters = ["parts", "record_type", "options", "columns", "_partitions"]  # noqa: RUF012
@@ -303,7 +325,7 @@ class _Frames(PartitionsFiltered, BlockwiseIO):
 
     @functools.cached_property
     def _meta(self) -> pd.DataFrame:
-        meta = _to_pandas(empty_table(arrow_schema(self.record_type)))
+        meta = _to_pandas(empty_table(arrow_schema(self.record_type.value)))
         columns = _projection(self)
         return meta if columns is None else meta[columns]
 
@@ -347,10 +369,10 @@ class _RangeReads(Expr):
         return "read-msgpack-ranges"
 
     def _layer(self) -> dict[Any, Any]:
-        record_type, columns = self.record_type, _projection(self)
-        built = ArrowPieces.of(_built(record_type, columns))
-        job = _FrameRows(built, built.schema(record_type))
-        arguments: RangeArguments = (record_type, self.options, job)
+        shipped, columns = self.record_type, _projection(self)
+        built = ArrowJob.of(_built(shipped.value, columns))
+        job = _FrameRows(built, built.schema(shipped.value))
+        arguments: RangeArguments = (shipped, self.options, job)
         runs: list[list[int]] = []  # each split file's partitions
         for index, part in enumerate(self.parts):
             if part.byte_range is not None:
@@ -376,9 +398,7 @@ def _blocksize(blocksize: int | str | None) -> int | None:
         return int(AUTO_BLOCKSIZE)
     if blocksize is None:
         return None
-    if isinstance(blocksize, bool) or not isinstance(blocksize, int) or blocksize <= 0:
-        raise ValueError(f"blocksize must be a positive int, 'default' or None, got {blocksize!r}")
-    return blocksize
+    return int(positive("blocksize", blocksize, allowed=("default", None)))
 
 
 def _first_column(record_type: Any) -> str:
@@ -391,7 +411,7 @@ def pandas_dtypes(record_type: Any = Item) -> dict[str, Any]:
     ``int64``, ``float64`` and ``bool`` for plain fields, their nullable forms (``Int64``,
     ``Float64``, ``boolean``) for ``X | None`` fields, ``string[pyarrow]`` for ``str`` (and
     string enums and literals) and for a column of JSON text (a field of no one type:
-    :data:`~msgpack_reader_py.arrow.JSON`), ``object`` for ``bytes`` and ``None``,
+    :data:`~msgpack_reader_py.JSON`), ``object`` for ``bytes`` and ``None``,
     ``datetime64[us, UTC]`` for ``datetime``, and ``pandas.ArrowDtype`` of the Arrow type for
     nested records (struct), lists and maps.
     """
@@ -445,7 +465,7 @@ def read_bag(
 
     Records are ``record_type`` objects, built as :class:`~msgpack_reader_py.StreamingReader`
     builds them (``Item`` by default), with the reading options
-    (:class:`~msgpack_reader_py.options.ReadOptions`: ``ext_hook``, ``on_error``, ...; not
+    (:class:`~msgpack_reader_py.ReadOptions`: ``ext_hook``, ``on_error``, ...; not
     ``follow``), which travel to the workers. With ``on_error="skip"``, each file's skipped
     records are counted on the ``msgpack_reader_py`` logger where it is read. The files are
     listed now and read when the bag is computed.
@@ -453,12 +473,13 @@ def read_bag(
     read = ReadOptions.of(options, dict(keywords), "read_bag()", to_the_end=True)
     size = _blocksize(blocksize)
     parts = []
+    shipped = _shipped(record_type)
     for file in open_files(urlpath, storage_options):
         ranges = _ranges(file, record_type, read, size)
         if ranges is None:
-            parts.append(delayed(_records, pure=True)(file, record_type, read))
+            parts.append(delayed(_records, pure=True)(file, shipped, read))
         else:
-            parts.extend(_pieces(file, ranges, (record_type, read, Records()), _piece_records))
+            parts.extend(_pieces(file, ranges, (shipped, read, Records()), _piece_records))
     return typing.cast(db.Bag, db.from_delayed(parts))
 
 
@@ -475,7 +496,7 @@ def read_dataframe(
 
     Partitions as :func:`read_bag` cuts them, one column per field of ``record_type``, with the
     dtypes of :func:`pandas_dtypes`; each file or range is read as
-    :func:`~msgpack_reader_py.arrow.read_batches` reads (records validated, no record object
+    :func:`~msgpack_reader_py.read_batches` reads (records validated, no record object
     built) with the reading options, as :func:`read_bag` takes them, building only the columns
     a computation uses (Dask's projection). The files are listed (and sized) now and read when
     the frame is computed, on whatever scheduler is active: a ``distributed.Client`` sends the
@@ -487,4 +508,4 @@ def read_dataframe(
     for file in open_files(urlpath, storage_options):
         ranges = _ranges(file, record_type, read, size)
         parts.extend([_Part(file, None)] if ranges is None else [_Part(file, r) for r in ranges])
-    return dd.DataFrame(_expression(_Frames, tuple(parts), record_type, read))
+    return dd.DataFrame(_expression(_Frames, tuple(parts), _shipped(record_type), read))

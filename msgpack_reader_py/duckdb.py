@@ -9,7 +9,7 @@ Needs the ``duckdb`` extra (``pip install '.[duckdb]'`` in the project's clone).
 
 DuckDB reads any ``pyarrow.RecordBatchReader`` as a table, batch by batch, so SQL runs over
 a stream of any size in bounded memory: :func:`read_msgpack` hands it the batches of
-:func:`~msgpack_reader_py.arrow.read_batches`, file after file, and one stream works the same
+:func:`~msgpack_reader_py.read_batches`, file after file, and one stream works the same
 way through ``BatchReader.to_pyarrow()`` (a pipe, a socket, stdin). A relation over files
 reads them again for each query; one over a stream can be read once: DuckDB 2 refuses a second
 query over it, DuckDB 1 answers it with no rows, so make a table of a stream first
@@ -23,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._extras import missing_extra
+from ._base.checks import positive
+from ._base.extras import missing_extra
 
 try:
     import duckdb
@@ -31,10 +32,10 @@ try:
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
     raise missing_extra(exc, "duckdb", feature="msgpack_reader_py.duckdb") from None
 
-from .arrow import DEFAULT_BATCH_SIZE, ArrowPieces, check_batch_size, files_batches
-from .files import Paths, local_files
-from .inferred import files_type
-from .options import ReadKeywords, ReadOptions
+from ._analysis.inferred import files_type
+from ._arrow.reader import DEFAULT_BATCH_SIZE, ArrowJob, files_batches
+from ._base.options import ReadKeywords, ReadOptions
+from ._stream.files import Paths, local_files
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -52,14 +53,14 @@ class _Files:
     def __init__(
         self, source: Paths, record_type: Any, options: ReadOptions, **reading: Any
     ) -> None:
-        check_batch_size(reading["batch_size"])
+        positive("batch_size", reading["batch_size"])
         infer_from = reading.pop("infer_from")
         self.files = local_files(source)
         if record_type is None:
             record_type = files_type(self.files, infer_from, options)
             reading["workers"] = None  # an inferred type lives in this process only
         self.record_type = record_type
-        self.schema = ArrowPieces.of(reading["columns"]).schema(record_type)
+        self.schema = ArrowJob.of(reading["columns"]).schema(record_type)
         self.reading = {**reading, "options": options}
 
     def reader(self) -> pa.RecordBatchReader:
@@ -88,7 +89,7 @@ def record_batches(
     order, as one ``pyarrow.RecordBatchReader``: what DuckDB, Polars or pyarrow's dataset
     writer take. ``record_type`` ``None``: inferred now from every record of the files, as
     ``msgpack-reader convert`` infers it for Parquet (``infer_from``: from the first N only).
-    The other arguments are :func:`~msgpack_reader_py.arrow.read_batches`'; ``workers`` only
+    The other arguments are :func:`~msgpack_reader_py.read_batches`'; ``workers`` only
     with a ``record_type``. A reader's error names the file it was read from. It is read
     once, as it is consumed."""
     read = ReadOptions.of(options, dict(keywords), "record_batches()", to_the_end=True)

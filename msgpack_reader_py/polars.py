@@ -11,11 +11,11 @@ as its own ``ComputeError``, the reader's error only in its message.)
 >>> frame.filter(pl.col("value") > 100).group_by("process_id").len().collect()  # doctest: +SKIP
 
 The scan is a plugin of Polars' query optimiser: only the columns a query uses are built (the
-other fields are still decoded and checked, as :func:`~msgpack_reader_py.arrow.read_batches`
+other fields are still decoded and checked, as :func:`~msgpack_reader_py.read_batches`
 checks them), the filter Polars pushes into the scan is applied to each batch as it is read,
 and a ``head(n)`` or ``limit(n)`` stops reading once ``n`` rows are out. Records are read
-through :func:`~msgpack_reader_py.arrow.read_batches`: a record that is not a record of the
-type raises the reader's :class:`~msgpack_reader_py.errors.ReaderError`, its record index, byte
+through :func:`~msgpack_reader_py.read_batches`: a record that is not a record of the
+type raises the reader's :class:`~msgpack_reader_py.ReaderError`, its record index, byte
 offset, field and file named, out of ``collect()``. Nested records become ``Struct`` columns,
 lists ``List`` columns and maps Polars' ``Map`` columns.
 """
@@ -26,7 +26,8 @@ import dataclasses
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._extras import missing_extra
+from ._base.checks import positive
+from ._base.extras import missing_extra
 
 try:
     import polars as pl
@@ -35,11 +36,12 @@ try:
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
     raise missing_extra(exc, "polars", feature="msgpack_reader_py.polars") from None
 
-from ._json_columns import empty_table
-from .arrow import DEFAULT_BATCH_SIZE, arrow_schema, check_batch_size, files_batches
-from .files import Paths, local_files
-from .inferred import files_type
-from .options import ReadKeywords, ReadOptions
+from ._analysis.inferred import files_type
+from ._arrow.json_columns import empty_table
+from ._arrow.reader import DEFAULT_BATCH_SIZE, files_batches
+from ._arrow.schema import arrow_schema
+from ._base.options import ReadKeywords, ReadOptions
+from ._stream.files import Paths, local_files
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -49,7 +51,7 @@ __all__ = ["polars_schema", "read_msgpack", "scan_msgpack"]
 
 def polars_schema(record_type: Any) -> pl.Schema:
     """The Polars schema of ``record_type``'s columns: its Arrow schema
-    (:func:`~msgpack_reader_py.arrow.arrow_schema`) as Polars takes it on."""
+    (:func:`~msgpack_reader_py.arrow_schema`) as Polars takes it on."""
     frame = pl.from_arrow(empty_table(arrow_schema(record_type)))
     assert isinstance(frame, pl.DataFrame)
     return frame.schema
@@ -80,19 +82,19 @@ def scan_msgpack(
         batch_size: the most rows per ``DataFrame`` the scan hands Polars (default: what
             Polars asks for, else 65536).
         workers, blocksize: read each file on that many processes in byte ranges, as
-            :func:`~msgpack_reader_py.arrow.read_batches` does: the same rows, in the same
+            :func:`~msgpack_reader_py.read_batches` does: the same rows, in the same
             order, and the same errors. Only with a ``record_type`` (an inferred type lives in
             this process only) and not for a scan with a row limit, which stops early instead.
         infer_from: infer the record type from the first N records only; a later record that
             does not fit it then fails the scan (default: every record).
         include_file_paths: the name of a ``String`` column, after the fields, holding the
             path of the file each row was read from, as Polars' own scans take it.
-        options, **keywords: the reading options (:class:`~msgpack_reader_py.options.ReadOptions`:
+        options, **keywords: the reading options (:class:`~msgpack_reader_py.ReadOptions`:
             ``ext_hook``, ``on_error``, ``max_record_size``, ...; not ``follow``).
     """
     read = ReadOptions.of(options, dict(keywords), "scan_msgpack()", to_the_end=True)
     if batch_size is not None:
-        check_batch_size(batch_size)
+        positive("batch_size", batch_size)
     files = local_files(source)
     if record_type is None:
         record_type = files_type(files, infer_from, read)

@@ -9,9 +9,13 @@ Needs the ``ray`` extra (``pip install '.[ray]'`` in the project's clone).
 
 A file is cut into byte ranges, each read by its own task anywhere on the cluster; where each
 range's first record starts is guessed, then proved by a chain of small tasks that pass on
-only where each range's records run (:mod:`~msgpack_reader_py.ranges`), so the dataset's rows,
-their order and any error are exactly those of :func:`~msgpack_reader_py.arrow.read_table`
+only where each range's records run (:mod:`._split.ranges`), so the dataset's rows,
+their order and any error are exactly those of :func:`~msgpack_reader_py.read_table`
 reading each file in turn.
+
+The record type travels to the tasks as :mod:`~msgpack_reader_py._types.shipping` sends it: by
+reference where they can import it, by value where they cannot (a type defined in a notebook
+or a script).
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._extras import missing_extra
+from ._base.checks import positive
+from ._base.extras import missing_extra
 
 try:
     import pyarrow as pa
@@ -32,28 +37,38 @@ try:
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
     raise missing_extra(exc, "ray", feature="msgpack_reader_py.ray") from None
 
-from ._log import note_skipped
-from .arrow import ArrowPieces, read_batches
-from .errors import ReaderError, RecordError
-from .files import Paths, local_files
-from .model import Item
-from .options import ReadKeywords, ReadOptions
-from .ranges import (
+from ._arrow.reader import ArrowJob, read_batches
+from ._base.errors import ReaderError, RecordError
+from ._base.log import note_skipped
+from ._base.options import ReadKeywords, ReadOptions
+from ._reference.model import Item
+from ._split.ranges import (
     ByteRange,
     Piece,
     Proof,
-    plan,
+    cut_file,
     read_range,
     splittable,
 )
+from ._stream.files import Paths, local_files
+from ._types.record_type import type_label
+from ._types.shipping import Shipped, UnshippableType, shipped_values
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 __all__ = ["read_msgpack"]
 
-Arguments = tuple[Any, ReadOptions, ArrowPieces]
-"""What every range's task reads with: the record type, the options and the job."""
+Arguments = tuple[Any, ReadOptions, ArrowJob]
+"""What every range's task reads with: the record type, the options and the job (sent as one
+:class:`~msgpack_reader_py._types.shipping.Shipped`)."""
+
+
+def _opened(arguments: Any) -> Arguments:
+    """A task's arguments as it received them: shipped, or (called in this process) not."""
+    (opened,) = shipped_values((arguments,))
+    record_type, options, job = opened
+    return record_type, options, job
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,11 +92,10 @@ def _table(arrays: list[pa.StructArray], schema: pa.Schema) -> pa.Table:
     return pa.Table.from_batches(batches, schema=schema)
 
 
-def _whole(
-    path: str, record_type: Any, options: ReadOptions, job: ArrowPieces
-) -> tuple[pa.Table, _Outcome]:
+def _whole(path: str, arguments: Any) -> tuple[pa.Table, _Outcome]:
     """A file read whole (one that cannot be split, or fits in one range): its rows, and
     the error that ends them."""
+    record_type, options, job = _opened(arguments)
     schema = job.schema(record_type)
     rows: list[pa.RecordBatch] = []
     try:
@@ -101,21 +115,21 @@ def _whole(
 
 
 def _read(
-    path: str, byte_range: ByteRange, arguments: Arguments, schema: pa.Schema
+    path: str, byte_range: ByteRange, arguments: Any, schema: pa.Schema
 ) -> tuple[pa.Table, Piece]:
     """A range read from a guessed start: its rows as a table (put in the object store once,
     where the dataset takes it from), and apart from them where its records run, all that the
     proof takes, so that the chain moves no rows."""
-    piece = read_range(path, byte_range, *arguments)
+    piece = read_range(path, byte_range, *_opened(arguments))
     return _table(piece.value, schema), piece.where()
 
 
 def _settle(
-    spot: Piece, proof: Proof, path: str, arguments: Arguments, schema: pa.Schema
+    spot: Piece, proof: Proof, path: str, arguments: Any, schema: pa.Schema
 ) -> tuple[_Outcome, Proof]:
     """A range's outcome given the proof before it (its rows read again from the proved
     start, here, where the guess was wrong), and the proof after it."""
-    piece, after = proof.settle(spot, path, arguments)
+    piece, after = proof.settle(spot, path, _opened(arguments))
     table = None if piece.value is None else _table(piece.value, schema)
     return _Outcome(piece.error, piece.skipped, piece.errors, table), after
 
@@ -130,11 +144,8 @@ Part = tuple["ray.ObjectRef[pa.Table]", "ray.ObjectRef[_Outcome]"]
 
 
 def _blocksize(blocksize: int | None) -> int | None:
-    if blocksize is None:
-        return None
-    if isinstance(blocksize, bool) or not isinstance(blocksize, int) or blocksize <= 0:
-        raise ValueError(f"blocksize must be a positive int or None, got {blocksize!r}")
-    return blocksize
+    checked: int | None = positive("blocksize", blocksize, allowed=(None,))
+    return checked
 
 
 def _cpus() -> int:
@@ -147,24 +158,22 @@ def _cpus() -> int:
 
 def _parts(
     path: str,
-    record_type: Any,
-    options: ReadOptions,
-    job: ArrowPieces,
+    shipped: Shipped,
     blocksize: int | None,
     cpus: Callable[[], int],
 ) -> list[Part]:
     """The blocks of one file, in order: one per byte range, or one for the file read whole
     (one that cannot be split, or no larger than a range). ``cpus`` is asked only for a
     default blocksize."""
+    record_type, options, job = _opened(shipped)
     try:
         whole = splittable(path, record_type, options) is not None
         workers = 1 if whole or blocksize else cpus()
-        ranges = [] if whole else plan(path, blocksize, workers, decompress=options.decompress)
+        ranges = [] if whole else cut_file(path, blocksize, workers, decompress=options.decompress)
     except OSError:
         whole = True  # its task fails as read_table does, naming the file
     if whole or len(ranges) == 1:
-        return [typing.cast(Part, _whole_task.remote(path, record_type, options, job))]
-    arguments = (record_type, options, job)
+        return [typing.cast(Part, _whole_task.remote(path, shipped))]
     schema = job.schema(record_type)
     parts: list[Part] = []
     proof: Any = Proof()
@@ -172,11 +181,11 @@ def _parts(
         # num_returns=2: a ref per returned value, which Ray's annotations cannot say.
         table, spot = typing.cast(
             "tuple[ray.ObjectRef[pa.Table], ray.ObjectRef[Piece]]",
-            _read_task.remote(path, byte_range, arguments, schema),
+            _read_task.remote(path, byte_range, shipped, schema),
         )
         outcome, proof = typing.cast(
             "tuple[ray.ObjectRef[_Outcome], ray.ObjectRef[Proof]]",
-            _settle_task.remote(spot, proof, path, arguments, schema),
+            _settle_task.remote(spot, proof, path, shipped, schema),
         )
         parts.append((table, outcome))
     return parts
@@ -215,9 +224,9 @@ def read_msgpack(
 ) -> ray.data.Dataset:
     """A Ray Data ``Dataset`` of the records of every file ``paths`` names, as Arrow rows.
 
-    Its rows are exactly those of :func:`~msgpack_reader_py.arrow.read_table` reading each file
+    Its rows are exactly those of :func:`~msgpack_reader_py.read_table` reading each file
     in turn, in that order, with the schema of
-    :func:`~msgpack_reader_py.arrow.arrow_schema` (the ``columns`` asked for, in that order): a
+    :func:`~msgpack_reader_py.arrow_schema` (the ``columns`` asked for, in that order): a
     block per byte range of a file, or per file where it is read whole. An empty file gives
     no rows.
 
@@ -228,9 +237,9 @@ def read_msgpack(
 
     Args:
         paths: a local path, a glob (``*``, ``?``, ``[...]``, ``**`` for any depth), or a list
-            of them (:func:`~msgpack_reader_py.files.local_files`); the files are read by the
+            of them (:func:`~._stream.files.local_files`); the files are read by the
             cluster's workers, so they must see them at the same paths.
-        record_type: any record type :func:`~msgpack_reader_py.arrow.read_batches` reads.
+        record_type: any record type :func:`~msgpack_reader_py.read_batches` reads.
             Default ``Item``.
         blocksize: the size in bytes of the ranges a file is read in, each by a task; default
             eight per CPU of the cluster, each between 1 MiB and 64 MiB. A compressed file
@@ -240,7 +249,7 @@ def read_msgpack(
         columns: the names of the columns to build, in the order wanted (default: every
             field). The other fields are still decoded and checked, as ``read_batches`` does.
         options, **keywords: the reading options
-            (:class:`~msgpack_reader_py.options.ReadOptions`: ``ext_hook``, ``on_error``, ...;
+            (:class:`~msgpack_reader_py.ReadOptions`: ``ext_hook``, ``on_error``, ...;
             not ``follow``), which travel to the tasks. With ``on_error="skip"`` each file's
             skipped records are counted on the ``msgpack_reader_py`` logger, here.
 
@@ -257,17 +266,20 @@ def read_msgpack(
     """
     read = ReadOptions.of(options, dict(keywords), "read_msgpack()", to_the_end=True)
     size = _blocksize(blocksize)
-    job = ArrowPieces.of(columns)
+    job = ArrowJob.of(columns)
     job.schema(record_type)  # a record type with no Arrow schema, or a bad column, refused here
     files = local_files(paths)
     cpus = functools.cache(_cpus)
-    parts = [_parts(path, record_type, read, job, size, cpus) for path in files]
+    shipped = Shipped((record_type, read, job), type_label(record_type))
+    shipped.payload  # noqa: B018 - a type that cannot be sent fails here, in one line
+    parts = [_parts(path, shipped, size, cpus) for path in files]
     try:
         blocks = _blocks(files, parts)
     except RayTaskError as exc:
-        # A file that cannot be read (OSError) fails its task; its message is the task's
-        # traceback: the error itself says what is wrong, and where.
-        if isinstance(exc.cause, OSError):
+        # A file that cannot be read (OSError), or a record type a worker cannot make, fails
+        # its task; its message is the task's traceback: the error itself says what is
+        # wrong, and where.
+        if isinstance(exc.cause, (OSError, UnshippableType)):
             raise exc.cause from exc
         raise
     # Ray Data annotates refs with ray.types.ObjectRef, tasks return ray.ObjectRef.

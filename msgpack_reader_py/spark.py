@@ -12,14 +12,18 @@ local mode needs Java 17.
 
 A file is cut into byte ranges, one Spark partition each. Spark runs a source's partitions as
 tasks that know nothing of each other, so there is no chain of tasks to prove where each
-range's first record starts, as on Dask and Ray (:mod:`.ranges`). The ranges are proved where
-Spark plans the read instead (``partitions()``, one Python process): each file to be split is
-framed from its first byte on, no value decoded (:class:`~.seek.Counting`), and each range is
-handed its first record's offset and how many records come before it. A task reads its range
-from there, with no guess, and its errors carry the file's own record index. A task that meets
-an error first reads the file's ranges before its own, in case one of them holds an earlier
-error, so that whichever task Spark hears from first, the job fails with the error a
-sequential read of the file raises.
+range's first record starts, as on Dask and Ray (:mod:`._split.ranges`). The ranges are
+proved where Spark plans the read instead (``partitions()``, one Python process): each file
+to be split is framed from its first byte on, no value decoded
+(:class:`~._split.seek.Counting`), and each range is handed its first record's offset and how
+many records come before it. A task reads its range from there, with no guess, and its errors
+carry the file's own record index. A task that meets an error first reads the file's ranges
+before its own, in case one of them holds an earlier error, so that whichever task Spark hears
+from first, the job fails with the error a sequential read of the file raises.
+
+A record type given to :func:`register` travels to Spark's Python workers as
+:mod:`~msgpack_reader_py._types.shipping` sends it to Dask's and Ray's: by reference where
+they can import it, by value where they cannot (a type defined in a notebook or a script).
 """
 
 from __future__ import annotations
@@ -29,12 +33,11 @@ import functools
 import glob
 import json
 import os
-import sys
 import typing
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
-from ._extras import missing_extra
+from ._base.extras import missing_extra
 
 try:
     import pyarrow as pa
@@ -45,21 +48,30 @@ try:
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
     raise missing_extra(exc, "spark", feature="msgpack_reader_py.spark") from None
 
-from ._json_columns import storage_type
-from ._log import note_skipped
-from .arrow import DEFAULT_BATCH_SIZE, ArrowPieces, _rebatched, arrow_schema, read_batches
-from .decoding import record_decoder
-from .errors import ReaderError
-from .ext import fluentd_event_time
-from .files import is_glob
-from .index import INDEX_SUFFIX
-from .infer import Inferred
-from .inferred import infer_sources, table_type
-from .options import OnError, ReadOptions
-from .ranges import ByteRange, Proof, RangeArguments, plan, read_range, size_of, splittable
-from .record_type import record_fields, record_kind, union_members
-from .seek import Counting
-from .type_names import TypeNotFound, record_type_named
+from ._analysis.infer import Inferred
+from ._analysis.inferred import infer_sources, table_type
+from ._arrow.json_columns import storage_type
+from ._arrow.reader import DEFAULT_BATCH_SIZE, ArrowJob, _rebatched, arrow_schema, read_batches
+from ._base.errors import ReaderError
+from ._base.ext import fluentd_event_time
+from ._base.log import note_skipped
+from ._base.options import OnError, ReadOptions
+from ._split.index import INDEX_SUFFIX
+from ._split.ranges import (
+    ByteRange,
+    Proof,
+    RangeArguments,
+    cut_file,
+    read_range,
+    size_of,
+    splittable,
+)
+from ._split.seek import Counting
+from ._stream.files import is_glob
+from ._types.decoding import record_decoder
+from ._types.names import TypeNotFound, record_type_named
+from ._types.record_type import record_kind, type_label
+from ._types.shipping import Shipped
 
 __all__ = ["FORMAT", "OPTIONS", "MsgpackDataSource", "register", "spark_schema"]
 
@@ -96,14 +108,15 @@ def register(
     """Make ``spark.read.format(name)`` (``"msgpack"``) read MessagePack files.
 
     ``record_types`` (classes, named by their ``__name__``) and ``types`` (any record type,
-    a union of kinds among them, by the name given) can then be named by the ``type`` option:
-    a class defined in a notebook or a script (``__main__``), which Spark's Python workers
-    cannot import, travels with the source, pickled by value, as Spark sends functions. A
-    ``msgspec.Struct`` does not survive that (it arrives with no fields): one defined there is
-    refused here, with a ``TypeError`` saying what to do. The default size of the ranges a
-    file is cut into is set from the cores Spark has now (``defaultParallelism``), and a
-    relative path is taken from the current directory, as Spark's own file sources take one
-    from the driver's (the workers' may be another).
+    a union of kinds among them, by the name given) can then be named by the ``type`` option.
+    They travel to Spark's Python workers with the source, as Dask's and Ray's tasks receive
+    theirs (:mod:`~msgpack_reader_py._types.shipping`): by reference where the workers can
+    import them, by value where they cannot (a class defined in a notebook or a script,
+    ``__main__``; a ``msgspec.Struct`` made again there with its fields). One that cannot
+    travel is refused here, with a ``TypeError`` saying what to do. The default size of the
+    ranges a file is cut into is set from the cores Spark has now (``defaultParallelism``),
+    and a relative path is taken from the current directory, as Spark's own file sources take
+    one from the driver's (the workers' may be another).
     """
     named: dict[str, Any] = {}
     for record_type in record_types:
@@ -115,18 +128,15 @@ def register(
             )
         named[label] = record_type
     named.update(types or {})
-    for label, record_type in named.items():
-        _check_travels(label, record_type)
+    shipped = {label: _shipped(label, record_type) for label, record_type in named.items()}
     try:
         parallelism = int(spark.sparkContext.defaultParallelism)
     except Exception:  # noqa: BLE001  # pragma: no cover - Spark Connect, not run in the tests
         # Spark Connect has no SparkContext: the machine's cores.
         parallelism = os.cpu_count() or 1
-    for record_type in named.values():
-        _portable(record_type)
     attributes = {
         "format": name,
-        "types": named,
+        "types": shipped,
         "parallelism": parallelism,
         "directory": os.getcwd(),
     }
@@ -135,67 +145,23 @@ def register(
     spark.dataSource.register(source)
 
 
-def _check_travels(label: str, record_type: Any) -> None:
-    """Refuse a record type that reaches a ``msgspec.Struct`` Spark would send by value."""
+def _shipped(label: str, record_type: Any) -> Shipped:
+    """``record_type`` as it travels to Spark's workers, pickled now: what no reader reads,
+    or what cannot be sent, is refused by ``register`` rather than by a worker."""
     if not isinstance(label, str) or not label:
         raise TypeError(f"a record type's name must be a non-empty str, got {label!r}")
     try:
         record_decoder(record_type)  # refuses what no reader reads, as --type does
-    except TypeError as exc:
-        raise TypeError(f"register(): {label}: {exc}") from None
-    for found in _reached(record_type):
-        if record_kind(found) in ("struct", "array_struct") and _by_value(found):
-            raise TypeError(
-                f"register(): {found.__qualname__} is a msgspec.Struct defined in "
-                f"{found.__module__}, which Spark's workers cannot import, and a Struct sent by "
-                "value arrives with no fields: define it in a module the workers import (and "
-                "name it with the type option, MODULE:NAME), or make it a dataclass"
-            )
-
-
-def _portable(record_type: Any) -> None:
-    """Let the classes of ``record_type`` that pickle by value be pickled: msgspec keeps what
-    it learned of a dataclass on the class itself (``__msgspec_cache__``), which cannot be
-    pickled; it learns it again where it is next needed."""
-    for found in _reached(record_type):
-        if _by_value(found) and _MSGSPEC_CACHE in vars(found):
-            delattr(found, _MSGSPEC_CACHE)
-
-
-_MSGSPEC_CACHE = "__msgspec_cache__"
-
-
-def _reached(record_type: Any) -> Iterator[Any]:
-    """Every class of records ``record_type`` holds, itself included, at any depth."""
-    seen: set[int] = set()
-    pending = [record_type]
-    while pending:
-        annotation = pending.pop()
-        if id(annotation) in seen:
-            continue
-        seen.add(id(annotation))
-        pending.extend(typing.get_args(annotation))
-        pending.extend(union_members(annotation) or ())
-        if record_kind(annotation) not in (None, "tuple"):
-            yield annotation
-            pending.extend(spec.annotation for spec in record_fields(annotation))
-
-
-def _by_value(cls: type) -> bool:
-    """Whether pickling sends ``cls`` by value (its module cannot be imported by name, or does
-    not hold it there), as cloudpickle decides for Spark."""
-    module = sys.modules.get(cls.__module__)
-    if module is None or cls.__module__ == "__main__":
-        return True
-    found: Any = module
-    for part in cls.__qualname__.split("."):
-        found = getattr(found, part, None)
-    return found is not cls
+        shipped = Shipped(record_type, type_label(record_type))
+        shipped.payload  # noqa: B018 - pickled once, here, for every worker
+    except TypeError as exc:  # shipping.UnshippableType among them
+        raise type(exc)(f"register(): {label}: {exc}") from None
+    return shipped
 
 
 def spark_schema(record_type: Any) -> StructType:
     """The Spark schema of ``record_type``'s records: its Arrow schema
-    (:func:`~msgpack_reader_py.arrow.arrow_schema`: nested records as structs, lists as
+    (:func:`~msgpack_reader_py.arrow_schema`: nested records as structs, lists as
     arrays, maps as maps, ``X | None`` nullable, a union of kinds as its tag and every kind's
     fields) as Spark takes it on; a column of JSON text (a field of no one type) is a
     ``StringType`` column of that text."""
@@ -208,18 +174,14 @@ def spark_schema(record_type: Any) -> StructType:
 @dataclasses.dataclass(frozen=True)
 class _Typed:
     """How the reader gets its record type in each process it runs in: by its name (resolved
-    there), as a class that travelled with the source, or inferred (rebuilt there from what
-    was inferred: the types inferred are made in one process, and pickle by reference to a
-    module no other process has)."""
+    there), as a type given to :func:`register` (shipped: made once per process from the
+    same bytes, however many processes it passes through), or inferred (rebuilt there from
+    what was inferred: the types inferred are made in one process, and pickle by reference
+    to a module no other process has)."""
 
     name: str | None = None
-    given: Any = None
+    given: Shipped | None = None
     inferred: Inferred | None = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        # A class that travels by value may have been used here since it arrived.
-        _portable(self.given)
-        return dict(vars(self))
 
     @property
     def record_type(self) -> Any:
@@ -227,12 +189,13 @@ class _Typed:
             return table_type(self.inferred)  # made once per process (cached)
         if self.name is not None:
             return _named(self.name)
-        return self.given
+        assert self.given is not None
+        return self.given.value
 
 
 @functools.lru_cache(maxsize=64)
 def _named(name: str) -> Any:
-    """The record type ``name`` names (:func:`~.type_names.record_type_named`), once per process:
+    """The record type ``name`` names (:func:`~._types.names.record_type_named`), once per process:
     a ``.py`` file's path makes a new module each time it is loaded."""
     return record_type_named(name)
 
@@ -243,7 +206,7 @@ class MsgpackDataSource(DataSource):
     is :func:`spark_schema` of the record type."""
 
     format: ClassVar[str] = FORMAT
-    types: ClassVar[dict[str, Any]] = {}
+    types: ClassVar[dict[str, Shipped]] = {}
     parallelism: ClassVar[int] = 1
     directory: ClassVar[str | None] = None
     """Where a relative local path is taken from (``None``: the worker's current directory)."""
@@ -407,7 +370,7 @@ def _size(options: Mapping[str, str], name: str, default: int) -> int:
 def _listed(names: list[str]) -> list[str]:
     """The files of a glob or a directory, sorted: ``names`` less those Spark's own file
     sources hide (names starting with ``_`` or ``.``: ``_SUCCESS`` markers, dot files) and
-    sidecar indexes (:mod:`.index`) of files among them, which are never records."""
+    sidecar indexes (:mod:`._split.index`) of files among them, which are never records."""
     kept = {n for n in names if not os.path.basename(n).startswith(_HIDDEN)}
     return sorted(
         n for n in kept if not (n.endswith(INDEX_SUFFIX) and n[: -len(INDEX_SUFFIX)] in kept)
@@ -523,7 +486,7 @@ class _Reader(DataSourceReader):
             and not isinstance(file, str)
         ):
             return None  # a remote file is never split at zstd frames: its size is its size
-        ranges = plan(file, self.blocksize, self.workers, decompress=self.options.decompress)
+        ranges = cut_file(file, self.blocksize, self.workers, decompress=self.options.decompress)
         return ranges if len(ranges) > 1 else None
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
@@ -548,7 +511,7 @@ class _Reader(DataSourceReader):
 
     def _range(self, part: _Part) -> Iterator[pa.RecordBatch]:
         assert part.byte_range is not None
-        arguments: RangeArguments = (self.typed.record_type, self.options, ArrowPieces())
+        arguments: RangeArguments = (self.typed.record_type, self.options, ArrowJob())
         piece = read_range(part.file, part.byte_range, *arguments, first=part.proof.offset)
         piece = part.proof.settle(piece, part.file, arguments)[0]
         name = _name(part.file)

@@ -203,7 +203,7 @@ def _count_rows(source: Callable[[], Any]) -> Callable[[], int]:
     """A run of Arrow batches (the ``arrow`` extra), rows counted per batch."""
 
     def run() -> int:
-        from msgpack_reader_py.arrow import read_batches
+        from msgpack_reader_py._arrow.reader import read_batches
 
         return sum(batch.num_rows for batch in read_batches(source()))
 
@@ -215,7 +215,7 @@ def _count_async(data: bytes) -> Callable[[], int]:
     event loop made once (a loop per run would be timed too)."""
     import asyncio
 
-    from msgpack_reader_py.aio import AsyncStreamingReader
+    from msgpack_reader_py._readers.aio import AsyncStreamingReader
 
     loop = asyncio.new_event_loop()
     atexit.register(loop.close)

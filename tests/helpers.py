@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     import pytest
 
-    from msgpack_reader_py.writers import OutputFormat
+    from msgpack_reader_py._output.formats import OutputFormat
 
 
 # --- records and their bytes -----------------------------------------------------------------
@@ -513,7 +513,7 @@ def read_back(data: bytes, to: str) -> list[dict[str, Any]]:
         import pyarrow.ipc
         import pyarrow.parquet
 
-        from msgpack_reader_py.arrow import arrow_schema
+        from msgpack_reader_py._arrow.reader import arrow_schema
 
         magic = MAGIC[to]
         assert data.startswith(magic), data[:16]

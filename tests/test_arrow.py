@@ -26,14 +26,14 @@ from msgpack_reader_py import (
     RecordError,
     StreamingReader,
 )
-from msgpack_reader_py.arrow import (
+from msgpack_reader_py._arrow.reader import (
     JSON,
     BatchReader,
     arrow_schema,
     read_batches,
     read_table,
 )
-from msgpack_reader_py.options import DEFAULT_READ_SIZE
+from msgpack_reader_py._base.options import DEFAULT_READ_SIZE
 from tests.reference import REFERENCE_MESSAGES
 
 from .helpers import (

@@ -18,14 +18,14 @@ from msgpack_reader_py import (
     get_iter,
     pack_items,
 )
-from msgpack_reader_py import arrow as arrow_module
-from msgpack_reader_py.arrow import (
+from msgpack_reader_py._arrow import reader as arrow_module
+from msgpack_reader_py._arrow.reader import (
     DEFAULT_BATCH_SIZE,
     arrow_schema,
     read_batches,
     read_table,
 )
-from msgpack_reader_py.options import DEFAULT_READ_SIZE
+from msgpack_reader_py._base.options import DEFAULT_READ_SIZE
 from tests.reference import REFERENCE_MESSAGES
 
 from .helpers import (

@@ -28,13 +28,13 @@ from msgpack_reader_py import (
     StreamingReader,
     TruncatedStreamError,
 )
-from msgpack_reader_py.arrow import (
+from msgpack_reader_py._arrow.reader import (
     DEFAULT_BATCH_SIZE,
     arrow_schema,
     read_batches,
     read_table,
 )
-from msgpack_reader_py.options import DEFAULT_READ_SIZE
+from msgpack_reader_py._base.options import DEFAULT_READ_SIZE
 
 from .helpers import (
     ALL_TYPES_VALUES,

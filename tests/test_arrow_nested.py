@@ -7,15 +7,16 @@ import dataclasses
 import datetime as dt
 import enum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import msgpack
+import msgspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from msgpack_reader_py import RecordError, StreamingReader
-from msgpack_reader_py.arrow import JSON, arrow_schema, read_batches, read_table
+from msgpack_reader_py._arrow.reader import JSON, arrow_schema, read_batches, read_table
 
 from .encoders import DATA, EVENT_FILES, Event, expected_events
 
@@ -245,3 +246,33 @@ def test_dask_dtypes_follow_the_arrow_types(tmp_path: Path) -> None:
     assert dict(computed.dtypes) == dtypes
     assert list(computed["id"]) == list(range(6))
     assert computed["leaf"].iloc[4] == {"name": "leaf4", "scores": [2.0]}
+
+
+class PointArray(msgspec.Struct, array_like=True):
+    x: int
+    y: str
+
+
+class PointTuple(NamedTuple):
+    x: int
+    y: str
+
+
+@dataclasses.dataclass
+class HoldsPositional:
+    struct: PointArray
+    pair: PointTuple
+    many: list[PointArray]
+
+
+def test_nested_records_by_position_are_struct_columns_by_field() -> None:
+    """An array_like Struct and a NamedTuple nested in a record fill struct columns: they
+    were refused, msgspec making them lists where a struct column takes a map."""
+    data = msgpack.packb([[1, "a"], [2, "b"], [[3, "c"], [4, "d"]]])
+    assert read_table(data, HoldsPositional).to_pylist() == [
+        {
+            "struct": {"x": 1, "y": "a"},
+            "pair": {"x": 2, "y": "b"},
+            "many": [{"x": 3, "y": "c"}, {"x": 4, "y": "d"}],
+        }
+    ]

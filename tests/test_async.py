@@ -39,8 +39,8 @@ from msgpack_reader_py import (
     get_iter,
     pack_items,
 )
-from msgpack_reader_py.aio import _Awaited
-from msgpack_reader_py.pending import READ_MORE
+from msgpack_reader_py._readers.aio import _Awaited
+from msgpack_reader_py._stream.pending import READ_MORE
 
 from .helpers import examples, is_open
 

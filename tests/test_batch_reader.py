@@ -21,13 +21,13 @@ from msgpack_reader_py import (
     get_iter,
     pack_items,
 )
-from msgpack_reader_py.arrow import (
+from msgpack_reader_py._arrow.reader import (
     BatchReader,
     arrow_schema,
     read_batches,
     read_table,
 )
-from msgpack_reader_py.options import DEFAULT_READ_SIZE
+from msgpack_reader_py._base.options import DEFAULT_READ_SIZE
 from tests.reference import REFERENCE_MESSAGES, REFERENCE_SIZE
 
 from .helpers import (

@@ -21,7 +21,7 @@ from benchmarks import (
     scale_out,
     tried,
 )
-from msgpack_reader_py import get_iter, item_to_list, pack_items
+from msgpack_reader_py import get_iter, pack_items
 from msgpack_reader_py import streaming_reader_bench as bench
 
 from .helpers import fake_pyperf
@@ -59,7 +59,7 @@ def test_the_per_record_design_still_refuses_a_wrong_record() -> None:
 
 def _items_with_a_wrong_field(count: int, bad: int) -> bytes:
     """``count`` valid Item records, but record ``bad`` has a str where ``line`` (an int) goes."""
-    records = [item_to_list(item) for item in get_iter(count, 1)]
+    records = [item.to_list() for item in get_iter(count, 1)]
     records[bad][4] = "oops"
     return b"".join(map(msgpack.packb, records))
 
@@ -77,7 +77,7 @@ def test_the_former_validations_refuse_a_wrong_field_type(design: Any, per_recor
     with pytest.raises(ValueError, match=f"^{2 if per_record else 0}$"):
         list(design(data, True))
     # An int where a float goes was fine, and a bool is not an int.
-    records = [item_to_list(item) for item in get_iter(3, 1)]
+    records = [item.to_list() for item in get_iter(3, 1)]
     records[1][5] = 7
     assert len(list(design(b"".join(map(msgpack.packb, records)), True))) == 3
     records[1][0] = True

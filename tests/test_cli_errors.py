@@ -18,8 +18,9 @@ from typing import Any, NoReturn
 import msgpack
 import pytest
 
-from msgpack_reader_py import Item, cli, pack_items, writers
-from msgpack_reader_py import convert as convert_module
+from msgpack_reader_py import Item, cli, pack_items
+from msgpack_reader_py._output import convert as convert_module
+from msgpack_reader_py._output import text as writers
 from msgpack_reader_py.cli import generate as cli_generate
 from msgpack_reader_py.cli import main
 from msgpack_reader_py.cli import read as cli_read

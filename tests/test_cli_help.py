@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from msgpack_reader_py._progress import ProgressUnavailable, progress_bar
+from msgpack_reader_py._output.progress import ProgressUnavailable, progress_bar
 from msgpack_reader_py.cli import build_parser, main
 from msgpack_reader_py.cli import generate as cli_generate
 

@@ -1,5 +1,5 @@
 """``msgpack-reader inspect``: each record's index, offset, size and shape, checked against
-offsets recorded while packing; ``--at``, ``--skip``, ``--limit``, ``--hex``, ``--json``; and
+offsets recorded while packing; ``--at``, ``--start``, ``--limit``, ``--hex``, ``--json``; and
 the account of a stream that breaks (cut off, a byte that is not MessagePack, too large,
 foreign), with every record before it shown."""
 
@@ -20,9 +20,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from msgpack_reader_py import wire
+from msgpack_reader_py._split.index import write_index
+from msgpack_reader_py._stream import wire
 from msgpack_reader_py.cli import main
-from msgpack_reader_py.index import write_index
 
 from .helpers import EXIT_DATA_ERROR, EXIT_USAGE, error_line, examples, fake_stdin, msgpack_values
 from .test_cli_help import subcommands
@@ -348,12 +348,12 @@ def test_at_past_what_an_index_holds(capsys: pytest.CaptureFixture[str], tmp_pat
 def test_skip_begins_at_a_record(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     data, offsets = small_stream()
     path = write(tmp_path, data)
-    lines, _ = inspect(capsys, path, "--skip", "5")
+    lines, _ = inspect(capsys, path, "--start", "5")
     assert [parsed(line)["offset"] for line in lines[:-1]] == offsets[5:7]
     assert END.fullmatch(lines[-1]) is not None
     write_index(path, every=2)
-    assert inspect(capsys, path, "--skip", "5")[0] == lines
-    lines, _ = inspect(capsys, path, "--skip", "50")
+    assert inspect(capsys, path, "--start", "5")[0] == lines
+    lines, _ = inspect(capsys, path, "--start", "50")
     assert len(lines) == 1
     assert lines[0].startswith("end")
 
@@ -361,7 +361,7 @@ def test_skip_begins_at_a_record(capsys: pytest.CaptureFixture[str], tmp_path: P
 def test_skip_past_the_first_runs(
     capsys: pytest.CaptureFixture[str], reference_path: Path, record_offsets: list[int]
 ) -> None:
-    lines, _ = inspect(capsys, str(reference_path), "--skip", "9998", "--read-size", "1000")
+    lines, _ = inspect(capsys, str(reference_path), "--start", "9998", "--read-size", "1000")
     assert [parsed(line)["index"] for line in lines[:-1]] == [9998, 9999]
     assert [parsed(line)["offset"] for line in lines[:-1]] == record_offsets[9998:10000]
 
@@ -371,7 +371,7 @@ def test_at_and_skip_together_are_a_usage_error(
 ) -> None:
     path = write(tmp_path, small_stream()[0])
     with pytest.raises(SystemExit) as info:
-        main(["inspect", path, "--at", "1", "--skip", "1"])
+        main(["inspect", path, "--at", "1", "--start", "1"])
     assert info.value.code == EXIT_USAGE
     assert "not allowed with argument" in error_line(capsys.readouterr().err)
 
@@ -559,7 +559,7 @@ def test_a_long_walk_is_cut_short(
 def test_foreign_input_is_refused_unless_forced(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    path = write(tmp_path, b'{"a": 1}\n', "data.json")
+    path = write(tmp_path, b'{"ab":1}\n', "data.json")
     lines, err = inspect(capsys, path, status=EXIT_DATA_ERROR)
     assert lines[-1].startswith("record 0  at byte 0  size ?  int  error: this looks like JSON")
     assert "(--force reads it anyway)" in lines[-1]
@@ -656,7 +656,7 @@ def test_help_lists_the_options_output_and_exit_statuses(
         main(["inspect", "--help"])
     assert info.value.code == 0
     text = capsys.readouterr().out
-    for option in ("--at OFFSET", "--skip N", "--limit N", "--hex", "--json"):
+    for option in ("--at OFFSET", "--start N", "--limit N", "--hex", "--json"):
         assert option in text
     assert "decompressed" in text
     assert "first 64" in text

@@ -1,4 +1,4 @@
-"""The command line on one file in pieces: count, head, tail, dump --skip, and --jobs for
+"""The command line on one file in pieces: count, head, tail, dump --start, and --jobs for
 read, convert and count, whose results are those of one process."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from msgpack_reader_py._reference.generator import get_iter, pack_items
 from msgpack_reader_py.cli import main
-from msgpack_reader_py.generator import get_iter, pack_items
 from tests.helpers import error_line, fake_stdin, item_values, packed, zstd_frames
 
 ITEMS = list(get_iter(2000, seed=5))
@@ -172,7 +172,7 @@ def test_head_tail_and_skip(capsys: pytest.CaptureFixture[str], items_path: Path
     assert ids(capsys.readouterr().out) == [1997, 1998, 1999]
     assert main(["tail", "-n", "5000", *ITEM, str(items_path)]) == 0
     assert len(ids(capsys.readouterr().out)) == 2000
-    assert main(["dump", "--skip", "1998", "--limit", "1", *ITEM, str(items_path)]) == 0
+    assert main(["dump", "--start", "1998", "--limit", "1", *ITEM, str(items_path)]) == 0
     assert ids(capsys.readouterr().out) == [1998]
     assert main(["tail", str(items_path)]) == 0  # untyped: each record as it is
     lines = capsys.readouterr().out.splitlines()

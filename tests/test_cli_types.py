@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from msgpack_reader_py import inferred
+from msgpack_reader_py._analysis import inferred
 from msgpack_reader_py.cli import main
 
 from .encoders import DATA, EVENT_FIELDS, EXPECTED, INNER_FIELDS

@@ -23,7 +23,7 @@ from msgpack_reader_py import (
     get_iter,
     pack_items,
 )
-from msgpack_reader_py.arrow import read_batches
+from msgpack_reader_py._arrow.reader import read_batches
 
 from .helpers import Trickle, drain
 

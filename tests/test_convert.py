@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from msgpack_reader_py import Item, pack_items
+from msgpack_reader_py._output.convert import convert
+from msgpack_reader_py._output.formats import OutputFormat
 from msgpack_reader_py.cli import main
-from msgpack_reader_py.convert import convert
-from msgpack_reader_py.writers import OutputFormat
 
 from .helpers import (
     EXIT_USAGE,

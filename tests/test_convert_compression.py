@@ -14,17 +14,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from msgpack_reader_py.arrow import arrow_schema, read_table
+from msgpack_reader_py._arrow.reader import arrow_schema, read_table
+from msgpack_reader_py._output.columnar import columns_out
+from msgpack_reader_py._output.convert import convert
+from msgpack_reader_py._output.formats import CODECS, DEFAULT_CODEC, Codec, OutputFormat
+from msgpack_reader_py._reference.generator import get_iter, pack_items
 from msgpack_reader_py.cli import main
-from msgpack_reader_py.convert import convert
-from msgpack_reader_py.generator import get_iter, pack_items
-from msgpack_reader_py.writers import (
-    COMPRESSIONS,
-    DEFAULT_COMPRESSION,
-    Compression,
-    OutputFormat,
-    columns_out,
-)
 
 from .helpers import error_line
 
@@ -64,12 +59,12 @@ def row_groups(source: Path | bytes) -> list[int]:
 
 
 def test_the_codecs_are_those_the_issue_asks_for_and_the_defaults_are_measured_ones() -> None:
-    assert {"zstd", "snappy", "gzip", "none"} <= set(COMPRESSIONS) == set(PARQUET_NAMES)
-    assert DEFAULT_COMPRESSION == {"parquet": "zstd", "arrow": "none"}
+    assert {"zstd", "snappy", "gzip", "none"} <= set(CODECS) == set(PARQUET_NAMES)
+    assert DEFAULT_CODEC == {"parquet": "zstd", "arrow": "none"}
 
 
-@pytest.mark.parametrize("codec", COMPRESSIONS)
-def test_each_parquet_codec_reads_back_the_same_table(tmp_path: Path, codec: Compression) -> None:
+@pytest.mark.parametrize("codec", CODECS)
+def test_each_parquet_codec_reads_back_the_same_table(tmp_path: Path, codec: Codec) -> None:
     out = tmp_path / f"items.{codec}.parquet"
     assert convert(DATA, out, "parquet", compression=codec).records == 2000
     assert pq.read_table(out).equals(TABLE)
@@ -86,7 +81,7 @@ def test_parquet_is_zstd_unless_asked_and_smaller_than_snappy(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize("codec", ["zstd", "lz4", "none"])
-def test_each_arrow_codec_reads_back_the_same_table(tmp_path: Path, codec: Compression) -> None:
+def test_each_arrow_codec_reads_back_the_same_table(tmp_path: Path, codec: Codec) -> None:
     out = tmp_path / f"items.{codec}.arrow"
     convert(DATA, out, "arrow", compression=codec)
     with pa.ipc.open_file(str(out)) as reader:
@@ -195,7 +190,7 @@ def test_convert_with_jobs_writes_the_same_bytes_with_any_output_options(
     size = int(options[options.index("--row-group-size") + 1])
     whole, rest = divmod(2000, size)
     assert row_groups(outputs[1]) == [size] * whole + ([rest] if rest else [])
-    codec = options[1] if options[0] == "--compression" else DEFAULT_COMPRESSION["parquet"]
+    codec = options[1] if options[0] == "--compression" else DEFAULT_CODEC["parquet"]
     assert codecs(outputs[1]) == {PARQUET_NAMES[codec]}
     assert pq.read_table(outputs[1]).equals(TABLE)
 

@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 
-from msgpack_reader_py import Item, atomic
+from msgpack_reader_py import Item
+from msgpack_reader_py._base import atomic
+from msgpack_reader_py._output.formats import OutputFormat
 from msgpack_reader_py.cli import main
-from msgpack_reader_py.writers import OutputFormat
 
 from .helpers import (
     BROKEN_KINDS,
@@ -62,12 +63,12 @@ class FullStdout(io.StringIO):
 
 
 def block_pyarrow(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make pyarrow (and so ``msgpack_reader_py.arrow``) impossible to import."""
+    """Make pyarrow (and so ``msgpack_reader_py._arrow.reader``) impossible to import."""
     for name in list(sys.modules):
         if name == "pyarrow" or name.startswith("pyarrow."):
             monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.setitem(sys.modules, "pyarrow", None)
-    monkeypatch.delitem(sys.modules, "msgpack_reader_py.arrow", raising=False)
+    monkeypatch.delitem(sys.modules, "msgpack_reader_py._arrow.reader", raising=False)
 
 
 # --- failures leave nothing half-written ---------------------------------------------------------
@@ -373,6 +374,6 @@ def test_text_formats_need_no_pyarrow(
     out = tmp_path / f"out.{to}"
     assert main(["convert", str(reference_path), *ITEM, "--to", to, "-o", str(out)]) == 0
     assert capsys.readouterr() == (summary(REFERENCE_MESSAGES, out, to), "")
-    assert "msgpack_reader_py.arrow" not in sys.modules
+    assert "msgpack_reader_py._arrow.reader" not in sys.modules
     monkeypatch.undo()
     assert read_back(out.read_bytes(), to) == as_rows(reference_items)

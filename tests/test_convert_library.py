@@ -1,4 +1,4 @@
-"""``msgpack_reader_py.convert.convert``, the library function: streams and paths, progress
+"""``msgpack_reader_py.convert``, the library function: streams and paths, progress
 callbacks, errors, ``bytes`` fields, record types besides ``Item``, and its pieces (CSV
 without text fields, the name of a failing output).
 """
@@ -23,10 +23,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from msgpack_reader_py import Item, get_iter, pack_items
-from msgpack_reader_py.arrow import arrow_schema
-from msgpack_reader_py.convert import Conversion, convert
-from msgpack_reader_py.errors import ReaderError, RecordError
-from msgpack_reader_py.writers import OutputFormat, columns_out
+from msgpack_reader_py._arrow.reader import arrow_schema
+from msgpack_reader_py._base.errors import ReaderError, RecordError
+from msgpack_reader_py._output.columnar import columns_out
+from msgpack_reader_py._output.convert import Conversion, convert
+from msgpack_reader_py._output.formats import OutputFormat
 
 from .helpers import (
     BROKEN_KINDS,

@@ -13,8 +13,8 @@ import pytest
 from tqdm import tqdm
 
 from msgpack_reader_py import Item, get_iter, pack_items
+from msgpack_reader_py._output.formats import OutputFormat
 from msgpack_reader_py.cli import main
-from msgpack_reader_py.writers import OutputFormat
 
 from .helpers import (
     BAR_DELAY,

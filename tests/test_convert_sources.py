@@ -9,9 +9,9 @@ import msgpack
 import pytest
 
 from msgpack_reader_py import Item, RecordError, TruncatedStreamError, get_iter, pack_items
+from msgpack_reader_py._output.convert import Conversion, convert
+from msgpack_reader_py._output.formats import FORMATS, OutputFormat
 from msgpack_reader_py.cli import main
-from msgpack_reader_py.convert import Conversion, convert
-from msgpack_reader_py.writers import FORMATS, OutputFormat
 
 from .helpers import ITEM, read_back
 

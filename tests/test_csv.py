@@ -17,8 +17,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from msgpack_reader_py.convert import convert
-from msgpack_reader_py.writers import CsvKind, CsvRows, csv_cell, csv_kind
+from msgpack_reader_py._output.convert import convert
+from msgpack_reader_py._output.text import CsvRows, CsvType, csv_cell, csv_type
 
 from .helpers import examples
 
@@ -35,7 +35,7 @@ plain_texts = st.lists(
     st.sampled_from(["a", " ", ".", "-", "é€😀", "null", "true"]), max_size=6
 ).map("".join)
 ints = st.integers(min_value=-(2**63), max_value=2**64 - 1)
-cells: dict[CsvKind | None, st.SearchStrategy[Any]] = {
+cells: dict[CsvType | None, st.SearchStrategy[Any]] = {
     "text": st.none() | plain_texts | texts,
     "number": st.none() | ints | st.booleans(),
     "float": st.none() | st.floats() | ints | st.booleans(),
@@ -44,13 +44,13 @@ cells: dict[CsvKind | None, st.SearchStrategy[Any]] = {
 
 
 @st.composite
-def tables(draw: st.DrawFn) -> tuple[list[CsvKind | None], list[list[tuple[Any, ...]]]]:
+def tables(draw: st.DrawFn) -> tuple[list[CsvType | None], list[list[tuple[Any, ...]]]]:
     kinds = draw(st.lists(st.sampled_from(list(cells)), min_size=1, max_size=5))
     row = st.tuples(*(cells[k] for k in kinds))
     return kinds, draw(st.lists(st.lists(row, max_size=6), max_size=3))
 
 
-def written(kinds: list[CsvKind | None], batches: list[list[tuple[Any, ...]]]) -> bytes:
+def written(kinds: list[CsvType | None], batches: list[list[tuple[Any, ...]]]) -> bytes:
     out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline="", write_through=True)
     writer = CsvRows(out, [f"c{i}" for i in range(len(kinds))], kinds)
     for batch in batches:
@@ -60,7 +60,7 @@ def written(kinds: list[CsvKind | None], batches: list[list[tuple[Any, ...]]]) -
     return data
 
 
-def reference(kinds: list[CsvKind | None], batches: list[list[tuple[Any, ...]]]) -> bytes:
+def reference(kinds: list[CsvType | None], batches: list[list[tuple[Any, ...]]]) -> bytes:
     """RFC 4180 written the plain way, a cell at a time."""
 
     def quoted(cell: str) -> str:
@@ -81,7 +81,7 @@ def expected_cell(value: Any) -> str:
 @settings(max_examples=examples(ci=400, local=150))
 @given(tables())
 def test_every_cell_reads_back_as_documented(
-    table: tuple[list[CsvKind | None], list[list[tuple[Any, ...]]]],
+    table: tuple[list[CsvType | None], list[list[tuple[Any, ...]]]],
 ) -> None:
     kinds, batches = table
     # Python 3.10's csv reader refuses a NUL ("line contains NUL"): one stands in for it,
@@ -102,7 +102,7 @@ def test_every_cell_reads_back_as_documented(
 @example((["text"], [[("",), (None,), ("a",), ('"',)]]))
 @example(([None], [[("\n\n",), ("",), (b"",)]]))
 def test_the_text_is_exactly_rfc_4180_cell_by_cell(
-    table: tuple[list[CsvKind | None], list[list[tuple[Any, ...]]]],
+    table: tuple[list[CsvType | None], list[list[tuple[Any, ...]]]],
 ) -> None:
     kinds, batches = table
     assert written(kinds, batches) == reference(kinds, batches)
@@ -141,8 +141,8 @@ def test_cells_that_are_not_plain_values() -> None:
         (dict[str, int] | None, None),
     ],
 )
-def test_the_kind_of_each_annotation(annotation: Any, kind: CsvKind | None) -> None:
-    assert csv_kind(annotation) == kind
+def test_the_kind_of_each_annotation(annotation: Any, kind: CsvType | None) -> None:
+    assert csv_type(annotation) == kind
 
 
 def test_a_value_not_of_its_columns_kind_is_written_as_its_cell() -> None:

@@ -12,10 +12,15 @@ import msgspec
 import pytest
 
 from msgpack_reader_py import Item, get_iter, pack_items
-from msgpack_reader_py._cache import cached
-from msgpack_reader_py.columns import Columns, columns_of
-from msgpack_reader_py.decoding import KindsDecoder, RecordDecoder, RecordFailure, record_decoder
-from msgpack_reader_py.record_type import record_fields
+from msgpack_reader_py._base.cache import cached
+from msgpack_reader_py._types.columns import Columns, columns_of
+from msgpack_reader_py._types.decoding import (
+    KindsDecoder,
+    RecordDecoder,
+    RecordFailure,
+    record_decoder,
+)
+from msgpack_reader_py._types.record_type import record_fields
 
 
 @dataclasses.dataclass

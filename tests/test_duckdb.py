@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 
 from msgpack_reader_py import Item, generate
-from msgpack_reader_py.arrow import arrow_schema, read_batches, read_table
+from msgpack_reader_py._arrow.reader import arrow_schema, read_batches, read_table
 from msgpack_reader_py.duckdb import read_msgpack, record_batches
 
 from .encoders import DATA, EVENT_FILES, Event, expected_events

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from msgpack_reader_py import RecordError, StreamingReader
-from msgpack_reader_py.ext import fluentd_event_time
+from msgpack_reader_py._base.ext import fluentd_event_time
 
 UTC = dt.timezone.utc
 

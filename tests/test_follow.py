@@ -34,10 +34,10 @@ from msgpack_reader_py import (
     ReaderError,
     RecordError,
     StreamingReader,
-    follow,
     get_iter,
     pack_items,
 )
+from msgpack_reader_py._stream import follow
 
 from .helpers import (
     TIMEOUT,

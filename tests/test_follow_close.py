@@ -10,14 +10,8 @@ from typing import Any
 
 import pytest
 
-from msgpack_reader_py import (
-    Item,
-    StreamingReader,
-    follow,
-    get_iter,
-    pack_items,
-    sources,
-)
+from msgpack_reader_py import Item, StreamingReader, get_iter, pack_items
+from msgpack_reader_py._stream import follow, sources
 
 from .helpers import (
     TIMEOUT,

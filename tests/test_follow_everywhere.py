@@ -28,13 +28,12 @@ from msgpack_reader_py import (
     StreamingReader,
     TruncatedStreamError,
     get_iter,
-    item_to_list,
     pack_items,
 )
-from msgpack_reader_py.arrow import BatchReader
+from msgpack_reader_py._arrow.reader import BatchReader
+from msgpack_reader_py._output.convert import convert
+from msgpack_reader_py._readers.values import ValueReader
 from msgpack_reader_py.cli import main
-from msgpack_reader_py.convert import convert
-from msgpack_reader_py.values import ValueReader
 
 from .helpers import (
     EXIT_INTERRUPTED,
@@ -134,7 +133,7 @@ def test_value_reader_follows_a_growing_file(tmp_path: Path, looks: Looks) -> No
     caught_up(tail, len(items), looks)
     reader.close()
     tail.ended_quietly()
-    assert tail.got == [item_to_list(item) for item in items]
+    assert tail.got == [item.to_list() for item in items]
     assert not is_open(path)
 
 
@@ -386,7 +385,7 @@ def test_ctrl_c_with_a_broken_stdout_still_exits_130_quietly(
         raise KeyboardInterrupt
 
     monkeypatch.setattr(sys, "stdout", Broken())
-    monkeypatch.setattr("msgpack_reader_py.cli.read.run_read", interrupted)
+    monkeypatch.setattr("msgpack_reader_py.cli._read.run_read", interrupted)
     assert main(["read", "x.msgpack"]) == EXIT_INTERRUPTED
 
 

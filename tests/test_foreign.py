@@ -9,7 +9,7 @@ from pathlib import Path
 
 import msgpack
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from msgpack_reader_py import (
@@ -17,13 +17,12 @@ from msgpack_reader_py import (
     ReaderError,
     RecordError,
     StreamingReader,
-    compression,
     get_iter,
     pack_items,
-    sniff,
 )
-from msgpack_reader_py.convert import convert
-from msgpack_reader_py.values import ValueReader
+from msgpack_reader_py._output.convert import convert
+from msgpack_reader_py._readers.values import ValueReader
+from msgpack_reader_py._stream import compression, sniff
 
 from .helpers import drain
 
@@ -214,3 +213,64 @@ def test_compressed_data_read_as_it_is_is_refused_untyped_saying_why(tmp_path: P
 def test_streams_of_maps_and_arrays_are_never_refused(records: list[object]) -> None:
     data = b"".join(msgpack.packb(r) for r in records)
     assert list(ValueReader(data)) == records
+
+
+# --- short streams ------------------------------------------------------------------------------
+
+EVIDENCE = 8
+"""The fewest bytes, and visible characters of text, that name a stream for something else."""
+
+
+def test_the_evidence_asked_for() -> None:
+    assert sniff.EVIDENCE == EVIDENCE
+
+
+@pytest.mark.parametrize(
+    ("data", "values"),
+    [
+        (b"\xcc\x80", [128]),  # and, in UTF-8, a combining grave accent
+        (b"\xd0\x80", [-128]),  # and a Cyrillic letter
+        (b"\xd1\x80\x00", [-32768]),
+        (b"\xff\xfe", [-1, -2]),  # and UTF-16's byte order mark
+        (b"PK\x03\x04", [80, 75, 3, 4]),  # and a zip archive's magic number
+        (b"PAR1", [80, 65, 82, 49]),
+        (b'{"a":1}', [123, 34, 97, 34, 58, 49, 125]),  # seven characters of JSON
+    ],
+)
+def test_a_short_valid_stream_is_read_untyped(data: bytes, values: list[int]) -> None:
+    assert sniff.foreign(data) is None
+    assert list(ValueReader(data)) == values
+
+
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(-300, 300)  # one and two bytes, many of them valid UTF-8 as well
+    | st.integers(-(2**63), 2**64 - 1)
+    | st.floats(width=32, allow_nan=False)
+    | st.text(max_size=3)
+    | st.binary(max_size=3)
+)
+VALUES = SCALARS | st.lists(SCALARS, max_size=2) | st.dictionaries(st.text(max_size=1), SCALARS)
+
+
+@given(st.lists(VALUES, min_size=1, max_size=EVIDENCE - 1))
+def test_short_valid_streams_are_never_refused(values: list[object]) -> None:
+    data = b"".join(msgpack.packb(v) for v in values)
+    assume(len(data) < EVIDENCE)
+    # A stream that starts as bzip2 or xz data does ("BZh9", b"\xfd7zXZ\x00") is read as
+    # compressed, which a short stream cannot be: the source's decision, not a refusal.
+    assume(compression.compression(data) is None)
+    assert sniff.foreign(data) is None
+    assert list(ValueReader(data)) == values
+
+
+@given(st.lists(st.integers(0, 127), min_size=1, max_size=40))
+def test_small_integers_are_taken_for_text_only_from_eight_characters(ints: list[int]) -> None:
+    data = bytes(ints)  # each a positive fixint: a valid stream, and ASCII
+    visible = data.decode().translate(str.maketrans("", "", " \t\n\r\f\v"))
+    hint = sniff.foreign(data) or ""
+    says_text = hint.endswith(("like text, not MessagePack", "like JSON text, not MessagePack"))
+    if says_text:
+        assert len(visible) >= EVIDENCE
+        assert visible.isprintable()

@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from msgpack_reader_py import DecodeError, Item, RecordError, StreamingReader, TruncatedStreamError
-from msgpack_reader_py.framing import _batches
-from msgpack_reader_py.options import DEFAULT_READ_SIZE, OnError
+from msgpack_reader_py._base.options import DEFAULT_READ_SIZE, OnError
+from msgpack_reader_py._stream.framing import _batches
 
 from .helpers import Checked, examples
 

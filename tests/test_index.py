@@ -1,4 +1,4 @@
-"""The sidecar index (msgpack_reader_py.index): written beside a file, used to seek and to split
+"""The sidecar index (``_split.index``): written beside a file, used to seek and to split
 without guessing, ignored with a note when it no longer fits its file, extended as a file grows."""
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from msgpack_reader_py import DecodeError, Item, StreamingReader
+from msgpack_reader_py._base.options import ReadOptions
+from msgpack_reader_py._reference.generator import get_iter, pack_items
+from msgpack_reader_py._split.index import index_path, load_index, write_index
+from msgpack_reader_py._split.parallel import Splitting, read_ranges
+from msgpack_reader_py._split.ranges import RangeStats, Records
+from msgpack_reader_py._split.seek import count_records
 from msgpack_reader_py.cli import main
-from msgpack_reader_py.generator import get_iter, pack_items
-from msgpack_reader_py.index import index_path, load_index, write_index
-from msgpack_reader_py.options import ReadOptions
-from msgpack_reader_py.parallel import read_ranges
-from msgpack_reader_py.ranges import RangeStats, Records
-from msgpack_reader_py.seek import count_records
 
 ITEMS = list(get_iter(500, seed=2))
 DATA = pack_items(ITEMS)
@@ -75,7 +75,7 @@ def in_ranges(path: Path) -> tuple[list[Any], RangeStats]:
     stats = RangeStats()
     options = ReadOptions()
     pieces = read_ranges(
-        path, Item, Records(), options=options, workers=1, blocksize=900, stats=stats
+        path, Item, Records(), options=options, splitting=Splitting(1, 900), stats=stats
     )
     return [record for piece in pieces for record in piece.value], stats
 

@@ -1,4 +1,4 @@
-"""Record types inferred from untyped records (``msgpack_reader_py.infer``)."""
+"""Record types inferred from untyped records (``msgpack_reader_py._analysis.infer``)."""
 
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from msgpack_reader_py import StreamingReader
-from msgpack_reader_py.arrow import read_table
-from msgpack_reader_py.convert import convert
-from msgpack_reader_py.infer import MAX_FIELDS, InferenceError, infer
-from msgpack_reader_py.inferred import infer_sources
-from msgpack_reader_py.values import ValueReader
+from msgpack_reader_py._analysis.infer import MAX_FIELDS, InferenceError, infer
+from msgpack_reader_py._analysis.inferred import infer_sources
+from msgpack_reader_py._arrow.reader import read_table
+from msgpack_reader_py._output.convert import convert
+from msgpack_reader_py._readers.values import ValueReader
 
 from .helpers import drain, examples
 
@@ -140,6 +140,12 @@ def test_records_must_all_be_maps_or_all_arrays() -> None:
         infer([1, 2])
     with pytest.raises(InferenceError, match="no records"):
         infer([])
+    # Records with nothing in them: no field to type, never a class that would read none.
+    with pytest.raises(InferenceError, match="every record is an empty map: no field to infer"):
+        infer([{}, {}])
+    with pytest.raises(InferenceError, match="every record is an empty array"):
+        infer([[], []])
+    assert "    a: int | None = None\n" in infer([{}, {"a": 1}]).source()
 
 
 def test_infer_sources_replays_a_stream_it_sampled() -> None:
@@ -227,7 +233,7 @@ def test_the_union_reads_back_every_kind(form: Any) -> None:
 
 
 def test_flat_merges_the_kinds_into_one_type() -> None:
-    schema = infer(EVENTS, kinds=False)
+    schema = infer(EVENTS, flat=True)
     assert schema.kinds is None
     source = schema.source()
     assert f"class Record:\n{F}    type: str\n    x: int | None = None\n" in source

@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from msgpack_reader_py import RecordError, TruncatedStreamError
-from msgpack_reader_py.convert import convert
-from msgpack_reader_py.ext import fluentd_event_time
-from msgpack_reader_py.inferred import MISFITS, infer_sources
+from msgpack_reader_py._analysis.inferred import MISFITS, infer_sources
+from msgpack_reader_py._base.ext import fluentd_event_time
+from msgpack_reader_py._output.convert import convert
 
 from .helpers import examples
 

@@ -19,9 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from msgpack_reader_py import AsyncStreamingReader, RecordError, StreamingReader
-from msgpack_reader_py.decoding import KindsDecoder, record_decoder
-from msgpack_reader_py.ext import fluentd_event_time
-from msgpack_reader_py.record_type import record_kinds, union_fields
+from msgpack_reader_py._base.ext import fluentd_event_time
+from msgpack_reader_py._types.decoding import KindsDecoder, record_decoder
+from msgpack_reader_py._types.record_type import record_kinds, union_fields
 
 from .helpers import assert_located, drain, examples
 

@@ -19,8 +19,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from msgpack_reader_py import RecordError
-from msgpack_reader_py.arrow import arrow_schema, read_batches, read_table
-from msgpack_reader_py.convert import convert
+from msgpack_reader_py._arrow.reader import arrow_schema, read_batches, read_table
+from msgpack_reader_py._output.convert import convert
 
 from .helpers import drain
 

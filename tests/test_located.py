@@ -13,7 +13,7 @@ import msgspec
 import pytest
 
 from msgpack_reader_py import DecodeError, RecordError, StreamingReader
-from msgpack_reader_py.locate import locate
+from msgpack_reader_py._types.locate import locate
 
 from .helpers import assert_located, drain
 

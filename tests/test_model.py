@@ -7,7 +7,7 @@ import typing
 
 import pytest
 
-from msgpack_reader_py import Item, item_to_list
+from msgpack_reader_py import Item
 
 from .reference import FIRST_REFERENCE_RECORD
 
@@ -77,16 +77,10 @@ def test_to_list_is_the_wire_form() -> None:
     assert [type(value) for value in wire] == [type(value) for value in FIRST_REFERENCE_RECORD]
 
 
-def test_item_to_list_equals_to_list() -> None:
-    item = Item.from_list(FIRST_REFERENCE_RECORD)
-    assert item_to_list(item) == item.to_list() == FIRST_REFERENCE_RECORD
-
-
 def test_round_trip_over_the_reference_items(reference_items: list[Item]) -> None:
     for item in reference_items:
         wire = item.to_list()
         assert wire == [getattr(item, name) for name in WIRE_ORDER]
-        assert item_to_list(item) == wire
         assert Item.from_list(wire) == item
 
 

@@ -22,7 +22,7 @@ from msgpack_reader_py import (
     get_iter,
     pack_items,
 )
-from msgpack_reader_py.options import OnError
+from msgpack_reader_py._base.options import OnError
 
 ITEMS = list(get_iter(4, seed=3))
 RECORDS = [item.to_list() for item in ITEMS]

@@ -15,7 +15,7 @@ import msgpack
 import msgspec
 import pytest
 
-from msgpack_reader_py import messages
+from msgpack_reader_py._types import messages
 
 
 def failure(tp: Any, value: Any, **options: Any) -> str:

@@ -27,13 +27,13 @@ from msgpack_reader_py import (
     pack_items,
     read_items,
 )
-from msgpack_reader_py.arrow import BatchReader, read_batches, read_table
+from msgpack_reader_py._analysis.inferred import infer_sources
+from msgpack_reader_py._arrow.reader import BatchReader, read_batches, read_table
+from msgpack_reader_py._base.ext import fluentd_event_time
+from msgpack_reader_py._base.options import OPTIONS, options_table
+from msgpack_reader_py._output.convert import convert
+from msgpack_reader_py._readers.values import ValueReader
 from msgpack_reader_py.cli import main
-from msgpack_reader_py.convert import convert
-from msgpack_reader_py.ext import fluentd_event_time
-from msgpack_reader_py.inferred import infer_sources
-from msgpack_reader_py.options import OPTIONS, options_table
-from msgpack_reader_py.values import ValueReader
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 ITEMS = pack_items(get_iter(20))

@@ -23,9 +23,9 @@ from msgpack_reader_py import (
     TruncatedStreamError,
     generate,
 )
-from msgpack_reader_py.arrow import read_table
-from msgpack_reader_py.convert import convert
-from msgpack_reader_py.options import ReadOptions
+from msgpack_reader_py._arrow.reader import read_table
+from msgpack_reader_py._base.options import ReadOptions
+from msgpack_reader_py._output.convert import convert
 from msgpack_reader_py.polars import _Scan, polars_schema, read_msgpack, scan_msgpack
 
 from .encoders import DATA, EVENT_FILES, Event, expected_events

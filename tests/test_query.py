@@ -1,4 +1,4 @@
-"""--select and --where: records filtered and projected in SQL by DuckDB (msgpack_reader_py.query),
+"""--select and --where: records filtered and projected in SQL by DuckDB (``_output.query``),
 in the library's convert() and on the command line's dump, head, tail and convert."""
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from msgpack_reader_py import Item, get_iter, pack_items
+from msgpack_reader_py._output.convert import convert
+from msgpack_reader_py._output.query import Query, QueryError, parse_select
 from msgpack_reader_py.cli import main
-from msgpack_reader_py.convert import convert
-from msgpack_reader_py.query import Query, QueryError, parse_select
 
 from .helpers import EXIT_USAGE, ITEM, error_line, examples
 
@@ -171,7 +171,8 @@ def test_the_records_kept_are_those_python_keeps(
         to,  # type: ignore[arg-type]
         select=["id", "value"],
         where=f"value > {threshold!r}",
-        last=last,
+        limit=last,
+        from_end=last is not None,
         read_size=512,  # many batches
     )
     got = (
@@ -205,9 +206,9 @@ def test_untyped_records_get_columns_inferred(tmp_path: Path, events: Path) -> N
 @pytest.mark.parametrize(
     ("keywords", "said"),
     [
-        ({"last": -1}, "last must be a non-negative int"),
-        ({"last": True}, "last must be a non-negative int"),
-        ({"last": 1, "limit": 1}, "not both"),
+        ({"limit": -1, "from_end": True}, "limit must be a non-negative int"),
+        ({"limit": True}, "limit must be a non-negative int"),
+        ({"from_end": True}, "from_end writes the last limit records: give limit too"),
     ],
 )
 def test_bad_arguments_are_refused(keywords: dict[str, Any], said: str) -> None:
@@ -251,7 +252,7 @@ def test_dump_skip_counts_records_and_limit_counts_matches(
         "dump",
         *ITEM,
         str(items),
-        "--skip",
+        "--start",
         "100",
         "--limit",
         "2",

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import multiprocessing
 import os
 import signal
+import sys
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Literal
@@ -18,20 +20,22 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from msgpack_reader_py import Item, StreamingReader, parallel
-from msgpack_reader_py.delivery import Batches, Plan
-from msgpack_reader_py.errors import ReaderError
-from msgpack_reader_py.generator import get_iter, pack_items
-from msgpack_reader_py.options import ReadOptions
-from msgpack_reader_py.parallel import read_ranges, worker_count
-from msgpack_reader_py.ranges import (
+from msgpack_reader_py import Item, StreamingReader
+from msgpack_reader_py._base.errors import ReaderError
+from msgpack_reader_py._base.options import ReadOptions
+from msgpack_reader_py._reference.generator import get_iter, pack_items
+from msgpack_reader_py._split import parallel
+from msgpack_reader_py._split.parallel import Splitting, read_ranges, worker_count
+from msgpack_reader_py._split.ranges import (
     ByteRange,
     RangeStats,
     Records,
+    cut,
     default_blocksize,
-    plan_ranges,
+    read_range,
     splittable,
 )
+from msgpack_reader_py._stream.delivery import Batches, Plan
 from tests.helpers import examples, item_values, packed
 
 
@@ -84,8 +88,7 @@ def in_ranges(
         record_type,
         Records(),
         options=ReadOptions(**options),
-        workers=workers,
-        blocksize=blocksize,
+        splitting=Splitting(workers, blocksize),
         stats=stats,
     ):
         records.extend(piece.value)
@@ -116,19 +119,19 @@ ITEM_BYTES = pack_items(ITEMS)
 
 
 def test_plan_ranges_cover_the_file_once() -> None:
-    assert plan_ranges(10, 4) == [
+    assert cut(10, 4) == [
         ByteRange(0, 0, 4, known=True),
         ByteRange(1, 4, 8),
         ByteRange(2, 8, 10),
     ]
-    assert plan_ranges(0, 4) == [ByteRange(0, 0, 0, known=True)]
+    assert cut(0, 4) == [ByteRange(0, 0, 0, known=True)]
     # offsets known to start records: a range ends at the last within reach, the next is known
-    assert plan_ranges(20, 8, known=[3, 6, 13, 20]) == [
+    assert cut(20, 8, known=[3, 6, 13, 20]) == [
         ByteRange(0, 0, 6, known=True),
         ByteRange(1, 6, 13, known=True),
         ByteRange(2, 13, 20, known=True),
     ]
-    assert plan_ranges(20, 4, known=[9]) == [
+    assert cut(20, 4, known=[9]) == [
         ByteRange(0, 0, 4, known=True),
         ByteRange(1, 4, 8),
         ByteRange(2, 8, 9),
@@ -137,7 +140,7 @@ def test_plan_ranges_cover_the_file_once() -> None:
         ByteRange(5, 17, 20),
     ]
     with pytest.raises(ValueError, match="blocksize must be a positive int, got 0"):
-        plan_ranges(10, 0)
+        cut(10, 0)
     assert default_blocksize(10, 2) == 1 << 20  # never below a mebibyte
     assert default_blocksize(1 << 40, 2) == 64 << 20  # never above 64 MiB
     assert default_blocksize(400 << 20, 2) == 25 << 20  # eight ranges per worker
@@ -259,18 +262,27 @@ def test_a_file_in_processes_is_the_same_with_its_error(tmp_path: Path) -> None:
     assert stats.ranges == -(-len(data) // 200)
 
 
-def _killed(*arguments: Any) -> Any:
-    """A worker that dies as one the system kills for memory does."""
-    os.kill(os.getpid(), signal.SIGKILL)
+_READ_RANGE = read_range
 
 
-def test_a_worker_killed_is_one_error_saying_so(
+def _killed_in_range_3(source: Any, byte_range: ByteRange, *arguments: Any) -> Any:
+    """A worker that dies, as one the system kills for memory does, reading range 3."""
+    if byte_range.number == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return _READ_RANGE(source, byte_range, *arguments)
+
+
+def test_a_worker_killed_is_one_error_naming_its_range(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = write(tmp_path, ITEM_BYTES)
-    monkeypatch.setattr(parallel, "read_range", _killed)
-    with pytest.raises(ChildProcessError, match=r"worker process .* ended abruptly") as info:
-        list(read_ranges(path, Item, Records(), options=ReadOptions(), workers=2, blocksize=64))
+    monkeypatch.setattr(parallel, "read_range", _killed_in_range_3)
+    with pytest.raises(ChildProcessError) as info:
+        list(read_ranges(path, Item, Records(), options=ReadOptions(), splitting=Splitting(2, 64)))
+    assert str(info.value) == (
+        f"a worker process reading bytes 192 to 256 of {path} ended abruptly (killed, or out "
+        "of memory?): read it on fewer processes"
+    )
     assert isinstance(info.value.__cause__, BrokenProcessPool)
 
 
@@ -346,8 +358,8 @@ def test_any_file_in_any_ranges_reads_as_the_whole_file(
 def test_arrow_in_processes_is_the_same_and_leaves_nothing_behind(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from msgpack_reader_py import parallel
-    from msgpack_reader_py.arrow import read_batches, read_table
+    from msgpack_reader_py._arrow.reader import read_batches, read_table
+    from msgpack_reader_py._split import parallel
 
     spools = tmp_path / "memory"
     spools.mkdir()
@@ -403,6 +415,35 @@ def test_forked_workers_start_with_the_jobs_first_run_done(
     monkeypatch.setattr(parallel, "_context", lambda: multiprocessing.get_context("fork"))
     _RUNS_ON_NOTHING.clear()
     job = _Inherits()
-    pieces = list(read_ranges(path, Item, job, options=ReadOptions(), workers=2, blocksize=300))
+    pieces = list(read_ranges(path, Item, job, options=ReadOptions(), splitting=Splitting(2, 300)))
     assert len(pieces) > 2
     assert [piece.value for piece in pieces] == [[os.getpid()]] * len(pieces)
+
+
+def test_a_worker_that_died_reading_nothing_is_still_one_line(tmp_path: Path) -> None:
+    path = write(tmp_path, ITEM_BYTES)
+    ranges = cut(len(ITEM_BYTES), 64)
+    reading = parallel._Reading(multiprocessing.get_context("fork"), 2)
+    assert reading.died(ranges, path) == (
+        "a worker process reading it in byte ranges ended abruptly (killed, or out of "
+        "memory?): read it on fewer processes"
+    )
+    reading.slots[2] = 5 + 1  # the second worker's slot: range 5
+    assert reading.died(ranges, path) == (
+        f"a worker process reading bytes 320 to 384 of {path} ended abruptly (killed, or out "
+        "of memory?): read it on fewer processes"
+    )
+
+
+def test_a_main_file_a_worker_cannot_run_is_hidden_while_workers_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    main = sys.modules["__main__"]
+    for path, hidden in (("<stdin>", True), (__file__, False)):
+        monkeypatch.setattr(main, "__file__", path, raising=False)
+        monkeypatch.setattr(main, "__spec__", None, raising=False)
+        with parallel._starting(forked=False):
+            assert hasattr(main, "__file__") is not hidden
+        with parallel._starting(forked=True):  # a forked worker runs nothing again
+            assert main.__file__ == path
+        assert main.__file__ == path

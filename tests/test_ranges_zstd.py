@@ -1,6 +1,6 @@
 """A zstd file of several frames read in byte ranges: cut where frames start, offsets those of
 its decompressed bytes, and exactly the sequential read, broken frames included
-(msgpack_reader_py.ranges, msgpack_reader_py.compression)."""
+(msgpack_reader_py._split.ranges, msgpack_reader_py._stream.compression)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,13 @@ import zstandard
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from msgpack_reader_py import Item, StreamingReader, compression, parallel, ranges
-from msgpack_reader_py.compression import (
+from msgpack_reader_py import Item, StreamingReader
+from msgpack_reader_py._base.options import ReadOptions
+from msgpack_reader_py._reference.generator import get_iter, pack_items
+from msgpack_reader_py._split import parallel, ranges
+from msgpack_reader_py._split.ranges import Piece, cut_file, splittable
+from msgpack_reader_py._stream import compression
+from msgpack_reader_py._stream.compression import (
     CompressedDataError,
     ZstdFrame,
     ZstdFrom,
@@ -25,9 +30,6 @@ from msgpack_reader_py.compression import (
     zstd_frame,
     zstd_layout,
 )
-from msgpack_reader_py.generator import get_iter, pack_items
-from msgpack_reader_py.options import ReadOptions
-from msgpack_reader_py.ranges import Piece, plan, splittable
 from tests.helpers import drain, examples, packed, zstd_frames
 from tests.test_ranges import Carrier, in_ranges, sequential, write
 
@@ -131,14 +133,14 @@ def test_ranges_start_where_frames_start(tmp_path: Path) -> None:
     assert isinstance(layout, ZstdLayout)
     assert layout.size == len(DATA)
     assert [offset for offset, _ in layout.entries] == [0, *CUTS]
-    planned = plan(path, 7000)
+    planned = cut_file(path, 7000)
     starts = [0, 6000, 12000, 18000, 21000]  # the last frame start within 7000 bytes
     assert [r.start for r in planned] == starts
     assert [r.entry for r in planned] == [dict(layout.entries)[start] for start in starts]
     assert planned[-1].end == len(DATA)
     # A frame larger than the blocksize is a range of its own; decompress=False: the bytes.
-    assert [r.start for r in plan(path, 10)] == [0, *CUTS]
-    assert plan(path, 10, decompress=False)[-1].end == len(data)
+    assert [r.start for r in cut_file(path, 10)] == [0, *CUTS]
+    assert cut_file(path, 10, decompress=False)[-1].end == len(data)
 
 
 @pytest.mark.parametrize("blocksize", [1, 2999, 3000, 3001, 7000, 20_000, len(DATA)])
@@ -154,7 +156,7 @@ def test_a_file_of_frames_in_ranges_is_the_sequential_read(
     for workers in (1, 2):
         got, stats = in_ranges(path, Item, blocksize, workers=workers)
         assert got == expected
-        assert stats.ranges == len(plan(path, blocksize))
+        assert stats.ranges == len(cut_file(path, blocksize))
 
 
 def test_records_larger_than_a_frame(tmp_path: Path) -> None:
@@ -340,7 +342,7 @@ def test_any_file_of_frames_in_any_ranges_reads_as_the_whole_file(
 
 def test_a_range_of_frames_read_from_a_proved_start(tmp_path: Path) -> None:
     path = write(tmp_path, zstd_frames(DATA, CUTS), "frames.msgpack.zst")
-    second = plan(path, 3000)[1]
+    second = cut_file(path, 3000)[1]
     assert second.entry is not None
     starts = [len(pack_items(ITEMS[:i])) for i in range(len(ITEMS))]
     at = next(i for i, start in enumerate(starts) if start > second.start + 100)

@@ -13,7 +13,7 @@ from msgpack_reader_py import (
     RecordTooLargeError,
     StreamingReader,
 )
-from msgpack_reader_py.options import DEFAULT_READ_SIZE
+from msgpack_reader_py._base.options import DEFAULT_READ_SIZE
 
 from .helpers import (
     LONG_PATH,

@@ -1,5 +1,5 @@
 """Records found without decoding those before them: counting by framing alone, and readers
-that begin at record N (msgpack_reader_py.seek, the readers' ``start``)."""
+that begin at record N (msgpack_reader_py._split.seek, the readers' ``start``)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from msgpack_reader_py import DecodeError, Item, StreamingReader, TruncatedStreamError
-from msgpack_reader_py.arrow import read_table
-from msgpack_reader_py.generator import get_iter, pack_items
-from msgpack_reader_py.options import ReadOptions
-from msgpack_reader_py.seek import count_records, origin_for
-from msgpack_reader_py.values import ValueReader
+from msgpack_reader_py._arrow.reader import read_table
+from msgpack_reader_py._base.options import ReadOptions
+from msgpack_reader_py._readers.values import ValueReader
+from msgpack_reader_py._reference.generator import get_iter, pack_items
+from msgpack_reader_py._split.seek import count_records, origin_for
 from tests.helpers import drain, item_values, packed
 
 ITEMS = list(get_iter(300, seed=9))

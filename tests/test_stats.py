@@ -1,4 +1,4 @@
-"""``msgpack_reader_py.stats``: every statistic checked against one worked out here, directly,
+"""``_analysis.stats``: every statistic checked against one worked out here, directly,
 for arbitrary records (a property), and the sketches' estimates against their stated bounds."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from msgspec.msgpack import Ext
 
 from msgpack_reader_py import get_iter, pack_items
-from msgpack_reader_py.stats import FieldStats, FieldSummary, summarise_fields
-from msgpack_reader_py.values import ValueReader
+from msgpack_reader_py._analysis.stats import FieldStats, FieldSummary, summarise_fields
+from msgpack_reader_py._readers.values import ValueReader
 
 from .helpers import examples
 

@@ -1,5 +1,5 @@
 """--format table: aligned columns for a person to read, and the default on a terminal
-(msgpack_reader_py.writers.TableRows)."""
+(msgpack_reader_py._output.text.TableRows)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import msgpack
 import pytest
 
 from msgpack_reader_py import Item, get_iter, pack_items
+from msgpack_reader_py._output.text import TableRows
 from msgpack_reader_py.cli import main
-from msgpack_reader_py.writers import TableRows
 
 from .helpers import ITEM
 

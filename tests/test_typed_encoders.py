@@ -12,7 +12,7 @@ import msgspec
 import pytest
 
 from msgpack_reader_py import RecordError, StreamingReader
-from msgpack_reader_py.ext import fluentd_event_time
+from msgpack_reader_py._base.ext import fluentd_event_time
 
 from .encoders import DATA, EVENT_FILES, EXPECTED, Event, expected_events
 from .helpers import instant

@@ -14,10 +14,10 @@ import msgspec
 import pytest
 
 from msgpack_reader_py import StreamingReader
-from msgpack_reader_py.arrow import read_table
-from msgpack_reader_py.convert import convert
-from msgpack_reader_py.ext import fluentd_event_time
-from msgpack_reader_py.inferred import infer_sources
+from msgpack_reader_py._analysis.inferred import infer_sources
+from msgpack_reader_py._arrow.reader import read_table
+from msgpack_reader_py._base.ext import fluentd_event_time
+from msgpack_reader_py._output.convert import convert
 
 from .encoders import DATA, EXPECTED
 from .helpers import instant

@@ -1,4 +1,4 @@
-"""Untyped records (``msgpack_reader_py.values``): read exactly, written as documented JSON."""
+"""Untyped records (``ValueReader``): read exactly, written as documented JSON."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from msgpack_reader_py import DecodeError, RecordError
-from msgpack_reader_py.ext import rfc3339
-from msgpack_reader_py.values import ValueReader, event_time
-from msgpack_reader_py.writers import JsonLines, json_text
+from msgpack_reader_py import DecodeError, RecordError, fluentd_event_time
+from msgpack_reader_py._base.ext import rfc3339
+from msgpack_reader_py._base.json_text import json_text
+from msgpack_reader_py._output.text import JsonLines
+from msgpack_reader_py._readers.values import ValueReader
 
 from .helpers import drain, examples
 
@@ -150,7 +151,7 @@ def test_fluentd_event_time_is_exact_and_checked() -> None:
     good = msgpack.ExtType(0, (1730374586).to_bytes(4, "big") + (108998696).to_bytes(4, "big"))
     bad = msgpack.ExtType(0, b"\x00" * 4 + (10**9).to_bytes(4, "big"))
     data = msgpack.packb([good, msgpack.ExtType(5, b"x")]) + msgpack.packb([bad])
-    records, error = drain(ValueReader(data, ext_hook=event_time))
+    records, error = drain(ValueReader(data, ext_hook=fluentd_event_time))
     (first,) = records
     assert first[0] == msgpack.Timestamp(1730374586, 108998696)
     assert isinstance(first[1], msgspec.msgpack.Ext)
@@ -158,7 +159,7 @@ def test_fluentd_event_time_is_exact_and_checked() -> None:
     assert (error.index, error.offset) == (1, len(msgpack.packb([good, msgpack.ExtType(5, b"x")])))
     assert "nanoseconds must be below 10**9" in str(error)
     # In skip mode the bad entry is passed over and counted.
-    reader = ValueReader(data + msgpack.packb([good]), ext_hook=event_time, on_error="skip")
+    reader = ValueReader(data + msgpack.packb([good]), ext_hook=fluentd_event_time, on_error="skip")
     assert len(list(reader)) == 2
     assert reader.skipped == 1
 

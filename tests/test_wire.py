@@ -8,7 +8,7 @@ import msgpack
 import pytest
 from hypothesis import given, settings
 
-from msgpack_reader_py.wire import declared_excess
+from msgpack_reader_py._stream.wire import declared_excess
 
 from .helpers import examples, msgpack_values
 

@@ -1,8 +1,8 @@
 """The command line: ``python -m msgpack_reader_py`` and ``msgpack-reader``.
 
-Each command is a module of its own, its options beside its handler (``read``, ``count``,
-``convert`` with ``dump``, ``head`` and ``tail``, ``index``, ``inspect``, ``schema``,
-``stats``, ``generate``); what they share is in ``_common``.
+Each command is a module of its own, its options beside its handler (``_read``, ``_count``,
+``_convert`` with ``dump``, ``head`` and ``tail``, ``_index``, ``_inspect``, ``_schema``,
+``_stats``, ``_generate``); what they share is in ``_common``.
 
 A thin shell over the library: it parses arguments, runs one command, and turns every failure
 into one ``error: ...`` line on stderr with a non-zero status (1 for data and I/O errors, 2 for
@@ -22,12 +22,19 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
-from .._log import logger
-from ..atomic import stop, stopped
-from ..follow import check_followable
-from ..generator import DEFAULT_SEED, get_iter, pack_items
-from ..options import ReadOptions
-from . import convert, count, generate, index, inspect, read, schema, stats
+from .._base.atomic import stop, stopped
+from .._base.log import logger
+from .._base.options import ReadOptions
+from .._reference.generator import DEFAULT_SEED, get_iter, pack_items
+from .._stream.follow import check_followable
+from . import _convert as convert
+from . import _count as count
+from . import _generate as generate
+from . import _index as index
+from . import _inspect as inspect
+from . import _read as read
+from . import _schema as schema
+from . import _stats as stats
 from ._common import (
     DEFAULT_MESSAGES,
     EXIT_BROKEN_PIPE,
@@ -40,7 +47,7 @@ from ._common import (
     paragraph,
     reading,
 )
-from .read import summarise
+from ._read import summarise
 
 __all__ = ["build_parser", "main"]
 
@@ -58,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_STATUSES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    from .. import __version__
+    from .._base.version import VERSION as __version__
 
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.set_defaults(run=_run_default)

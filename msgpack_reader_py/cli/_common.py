@@ -14,22 +14,22 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal, NoReturn
 
-from .._extras import MissingExtraError, require
-from .._progress import MODES, Mode, ProgressUnavailable, Update, progress_bar
-from ..decoding import record_decoder
-from ..delivery import FORCE
-from ..errors import ReaderError, RecordError, RecordTooLargeError
-from ..ext import fluentd_event_time
-from ..inferred import spool_limit_text
-from ..model import Item
-from ..options import DEFAULT_MAX_RECORD_SIZE, DEFAULT_READ_SIZE, ReadOptions
-from ..parallel import worker_count
-from ..ranges import splittable
-from ..record_type import type_label
-from ..sources import Source
-from ..streaming_reader import SourceReader, StreamingReader
-from ..type_names import TypeNotFound, record_type_named
-from ..values import ValueReader
+from .._analysis.inferred import spool_limit_text
+from .._base.errors import ReaderError, RecordError, RecordTooLargeError
+from .._base.ext import fluentd_event_time
+from .._base.extras import MissingExtraError, require
+from .._base.options import DEFAULT_MAX_RECORD_SIZE, DEFAULT_READ_SIZE, ReadOptions
+from .._output.progress import MODES, Mode, ProgressUnavailable, Update, progress_bar
+from .._readers.streaming_reader import SourceReader, StreamingReader
+from .._readers.values import ValueReader
+from .._reference.model import Item
+from .._split.parallel import worker_count
+from .._split.ranges import splittable
+from .._stream.delivery import FORCE
+from .._stream.sources import Source
+from .._types.decoding import record_decoder
+from .._types.names import TypeNotFound, record_type_named
+from .._types.record_type import type_label
 
 DEFAULT_MESSAGES = 10000
 
@@ -225,7 +225,7 @@ def infer_option(command: argparse.ArgumentParser) -> None:
 
 def inference(args: argparse.Namespace) -> dict[str, Any]:
     """What ``--infer-from`` and ``--flat`` ask of an inference."""
-    return {"infer_from": args.infer_from, "kinds": not args.flat}
+    return {"infer_from": args.infer_from, "flat": args.flat}
 
 
 def follow_option(command: argparse.ArgumentParser, on_ctrl_c: str) -> None:
