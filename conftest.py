@@ -1,10 +1,12 @@
 """Fixtures shared by tests/ and integration/: the reference stream (made by our own generator)
 and its rows, a follower's shortened pauses and counted looks, a progress bar's shorter
-delay, and small files split into ranges (``splits``)."""
+delay, and small files split into ranges (``splits``). Also which test files need the
+``spark`` extra, left out (and said so) where pyspark is not installed."""
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import signal
 import sys
@@ -29,6 +31,34 @@ from msgpack_reader_py._split import parallel, ranges
 from msgpack_reader_py._stream import follow
 from tests.helpers import BAR_DELAY, Looks, as_rows
 from tests.reference import REFERENCE_MESSAGES, REFERENCE_SEED, REFERENCE_SHA256, offsets_of
+
+# The spark extra (pyspark, a 450 MB download) is installed only when asked for
+# (`./scripts/setup --spark`): without it, its tests are not collected, and the run says so at
+# its start and its end. CI installs it, and sets MSGPACK_READER_REQUIRE_SPARK so that a set-up
+# that failed to is an error, not a run without them.
+SPARK_TESTS = ["integration/test_spark.py"]
+HAS_PYSPARK = importlib.util.find_spec("pyspark") is not None
+collect_ignore = [] if HAS_PYSPARK else SPARK_TESTS
+NO_SPARK = (
+    f"pyspark is not installed, so {', '.join(SPARK_TESTS)} was not collected: "
+    "./scripts/setup --spark installs the spark extra"
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not HAS_PYSPARK and os.environ.get("MSGPACK_READER_REQUIRE_SPARK"):
+        raise pytest.UsageError(f"MSGPACK_READER_REQUIRE_SPARK is set, but {NO_SPARK}")
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    return None if HAS_PYSPARK else f"spark: {NO_SPARK}"
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if not HAS_PYSPARK:
+        terminalreporter.write_sep("-", "spark")
+        terminalreporter.write_line(NO_SPARK)
+
 
 # A process started in the background by a non-interactive shell (CI runners, `cmd &`) inherits
 # SIGINT ignored, and so would every subprocess the tests start: their Ctrl-C tests would wait

@@ -7,7 +7,8 @@ Inputs: ``doc/benchmark.result.json`` (pyperf, from ``streaming_reader_bench.py`
 ``doc/scale_out.result.json`` (``scale_out.py``), ``doc/compression.result.json`` (pyperf, from
 ``compression.py``), ``doc/output_cost.result.json`` (``output_cost.py``; its section and
 ``doc/output_cost.png`` appear only when it exists), ``doc/engines.result.json``
-(``engines.py``; its section likewise).
+(``engines.py``; its section likewise), ``doc/spark.result.json`` (``spark.py``; its section
+and the README's Spark sentence likewise).
 Outputs: ``doc/RESULTS.md``, ``doc/throughput_by_size.png``, ``doc/reference_benchmark.png``,
 and the results block of ``README.md`` (between its ``results`` markers).
 """
@@ -501,6 +502,81 @@ def engines_section(engines: dict[str, Any]) -> list[str]:
     ]
 
 
+SPARK = {  # benchmarks/spark.py: way -> what it is
+    "spark_msgpack_count": '`spark.read.format("msgpack")`, `count()`',
+    "spark_parquet_count": "`spark.read.parquet`, `count()`",
+    "read_table_count": "`read_table` in one process, its rows counted",
+    "spark_msgpack_aggregate": '`spark.read.format("msgpack")`, the aggregate',
+    "spark_parquet_aggregate": "`spark.read.parquet`, the aggregate",
+    "read_table_aggregate": "`read_table` in one process, the aggregate by pyarrow",
+}
+SPARK_RATIOS = {  # benchmarks/spark.py: ratio -> what it compares
+    "count_over_read_table": "`count()` through the source over `read_table` in one process",
+    "aggregate_over_read_table": "the aggregate through the source over `read_table` and pyarrow",
+    "count_over_parquet": "`count()` through the source over Spark's over Parquet",
+    "aggregate_over_parquet": "the aggregate through the source over Spark's over Parquet",
+}
+
+
+def spark_section(spark: dict[str, Any]) -> list[str]:
+    """RESULTS.md's section on Spark reading MessagePack (``benchmarks/spark.py``)."""
+    measured = spark["measurements"]
+    ways = ["| way | median | runs |", "|---|---|---|"]
+    for name, what in SPARK.items():
+        runs = ", ".join(f"{s:.2f}" for s in measured[name]["seconds"])
+        ways.append(f"| {what} | {_time(measured[name]['median_seconds'])} | {runs} s |")
+    ratios = ["| ratio | measured |", "|---|---|"]
+    ratios += [f"| {what} | {spark['ratios'][name]:.2f}x |" for name, what in SPARK_RATIOS.items()]
+    return [
+        "## Spark",
+        "",
+        f"One file of {spark['records']:,} Items ({spark['bytes'] / 1e6:.0f} MB of MessagePack; "
+        f"{spark['parquet_bytes'] / 1e6:.0f} MB as Parquet, written by `convert`, a row group "
+        f"per 65536 records) on a local Spark of {spark['cores']} cores (pyspark "
+        f"{spark['pyspark']}; started once, in {spark['session_start_seconds']:.1f} s, not "
+        "timed), against `read_table` of the file in the same process. The aggregate: count, "
+        "sum of `id` and mean of `value` per `process_id % 16`; every way's answers checked to "
+        f"agree. Median of {spark['repeat']} interleaved runs; Python {spark['python']}, "
+        f"{spark['cpu_count']} logical CPUs; made by `benchmarks/spark.py`, results in "
+        "`doc/spark.result.json`.",
+        "",
+        *ways,
+        "",
+        *ratios,
+        "",
+        f"The source read the file in {spark['partitions']} ranges, eight per core. Planning the "
+        "read proves where each starts by framing the file from its first byte, no value "
+        f"decoded, in one process: {_time(spark['proof_seconds'])}, "
+        f"{spark['proof_fraction_of_msgpack_count']:.0%} of the source's `count()`, before any "
+        "task starts. Spark's Python data sources are told no columns to leave out, so every "
+        "way through the source decodes, checks and builds every column, and each batch "
+        "crosses from a Python worker to the JVM, where it is made rows; Spark's Parquet "
+        "reader counts from the files' metadata and reads only the aggregate's two columns. "
+        "The machine's one-minute load average was "
+        f"{spark['load_average'][0]:.1f} as the timing began and {spark['load_average'][1]:.1f} "
+        f"as it ended, on {spark['cpu_count']} cores: Spark's {spark['cores']} tasks at a time "
+        "compete with whatever else runs there, where `read_table` needs one core.",
+        "",
+    ]
+
+
+def spark_sentence(spark: dict[str, Any]) -> str:
+    """The README's figures of ``benchmarks/spark.py``."""
+    measured = spark["measurements"]
+
+    def took(name: str) -> str:
+        return _time(measured[name]["median_seconds"])
+
+    return (
+        f"counts one file of {spark['records']:,} records in {took('spark_msgpack_count')} "
+        f"(`read_table` in one process: {took('read_table_count')}; Spark over the same "
+        f"records as Parquet: {took('spark_parquet_count')}), and aggregates them in "
+        f"{took('spark_msgpack_aggregate')} ({took('read_table_aggregate')}; "
+        f"{took('spark_parquet_aggregate')}); proving where its {spark['partitions']} ranges "
+        f"start took {_time(spark['proof_seconds'])} of that"
+    )
+
+
 def output_table(output: dict[str, Row]) -> list[str]:
     lines = [
         "| command | median | records/s | / `read` |",
@@ -940,6 +1016,7 @@ def write(
     output_cost: dict[str, Any] | None = None,
     engines: dict[str, Any] | None = None,
     others: list[dict[str, Any]] | None = None,
+    spark: dict[str, Any] | None = None,
 ) -> None:
     """RESULTS.md and its plots in ``out``; ``others``: ``one``'s benchmark run on other
     machines."""
@@ -954,7 +1031,8 @@ def write(
         "_Generated by `benchmarks/report.py` from `doc/benchmark.result.json`, "
         "`doc/big_file.result.json`, `doc/tried.result.json`, `doc/scale_out.result.json`, "
         "`doc/output.result.json`, `doc/one_file.result.json`, `doc/compression.result.json` and, "
-        "where it exists, `doc/output_cost.result.json`. "
+        "where they exist, `doc/output_cost.result.json`, `doc/engines.result.json` and "
+        "`doc/spark.result.json`. "
         "Do not edit by hand._",
         "",
         "Caveats first. These machines have 2 cores and are shared: absolute times move by 20% "
@@ -1126,6 +1204,8 @@ def write(
         ]
     if engines is not None:
         lines += engines_section(engines)
+    if spark is not None:
+        lines += spark_section(spark)
     if output is not None:
         lines += [
             "## Output: dump and convert",
@@ -1227,6 +1307,7 @@ def write(
         "poetry run python benchmarks/compression.py -o compression.result.json",
         "poetry run python -m benchmarks.output_cost -o output_cost.result.json",
         "poetry run python -m benchmarks.engines -o engines.result.json",
+        "poetry run python -m benchmarks.spark -o spark.result.json",
         "python -m pyperf compare_to doc/benchmark.result.json benchmark.result.json --table",
         "```",
         "",
@@ -1313,6 +1394,10 @@ def cost_block(cost: dict[str, Any]) -> list[str]:
     return ["", *lines, "", "![What the commands cost](doc/output_cost.png)", ""]
 
 
+SPARK_START = "<!-- spark:start -->"
+SPARK_END = "<!-- spark:end -->"
+
+
 def _span(text: str, start: str, end: str, sentence: str) -> str:
     """``text`` with what stands between the markers ``start`` and ``end`` replaced."""
     if start not in text:
@@ -1328,13 +1413,17 @@ def update_readme(
     scale: dict[str, Any] | None = None,
     one: dict[str, Any] | None = None,
     cost: dict[str, Any] | None = None,
+    spark: dict[str, Any] | None = None,
 ) -> None:
     """Replace the README's results block with the target table of this run, its scale-out
     sentence with the figures of ``scale``, its one file on both cores against the Rust
-    reader with those of ``one``, and its commands' cost with those of ``cost``."""
+    reader with those of ``one``, its commands' cost with those of ``cost``, and its Spark
+    sentence with those of ``spark``."""
     text = readme.read_text()
     if cost is not None:
         text = _span(text, COST_START, COST_END, "\n".join(cost_block(cost)))
+    if spark is not None:
+        text = _span(text, SPARK_START, SPARK_END, spark_sentence(spark))
     if scale is not None:
         measurements = scale["measurements"]
         sentence = (
@@ -1389,15 +1478,29 @@ def main(argv: list[str] | None = None) -> int:
     cost = json.loads(cost_path.read_text()) if cost_path.exists() else None
     engines_path = args.doc / "engines.result.json"
     engines = json.loads(engines_path.read_text()) if engines_path.exists() else None
+    spark_path = args.doc / "spark.result.json"
+    spark = json.loads(spark_path.read_text()) if spark_path.exists() else None
     others = sorted(
         (json.loads(path.read_text()) for path in args.doc.glob("one_file.*.result.json")),
         key=lambda other: (other["cpu_count"], other["jobs"], other["records"]),
     )
     write(
-        rows, metadata, big, tried, args.doc, scale, output, one, compression, cost, engines, others
+        rows,
+        metadata,
+        big,
+        tried,
+        args.doc,
+        scale,
+        output,
+        one,
+        compression,
+        cost,
+        engines,
+        others,
+        spark,
     )
     if args.readme is not None:
-        update_readme(rows, metadata, args.readme, scale, one, cost)
+        update_readme(rows, metadata, args.readme, scale, one, cost, spark)
     return 0
 
 

@@ -65,6 +65,8 @@ EXTRAS = (
     "ray",
     "duckdb",
     "zstandard",
+    "pyspark",
+    "py4j",
 )
 
 
@@ -696,6 +698,8 @@ def test_core_import_loads_no_extra() -> None:
         ("msgpack_reader_py.dask", "pyarrow", "dask"),
         ("msgpack_reader_py.polars", "polars", "polars"),
         ("msgpack_reader_py.ray", "ray", "ray"),
+        ("msgpack_reader_py.spark", "pyspark", "spark"),
+        ("msgpack_reader_py.spark", "pyarrow", "spark"),
     ],
 )
 def test_a_missing_extra_says_what_to_install(

@@ -1,4 +1,6 @@
 """The README runs: every ```python block as a script, and every ``msgpack-reader`` example line.
+(A block that uses Spark runs in integration/test_spark.py, collected where pyspark is installed,
+and always in CI.)
 
 Each example runs in a directory of its own holding the input files examples name, made here by
 the project's generator. An example that names an input this module cannot make fails, so a new
@@ -36,6 +38,16 @@ def fenced(language: str) -> list[str]:
     """The README's code blocks in ``language``, in order."""
     text = README.read_text(encoding="utf-8")
     return [body for lang, body in FENCE.findall(text) if lang == language]
+
+
+def needs_spark(block: str) -> bool:
+    """Whether a python block uses Spark (the ``spark`` extra, installed only when asked for)."""
+    return "pyspark" in block
+
+
+def python_blocks() -> list[str]:
+    """The README's python blocks this module runs: all but those that use Spark."""
+    return [block for block in fenced("python") if not needs_spark(block)]
 
 
 def cli_examples() -> list[str]:
@@ -133,21 +145,31 @@ def records_server() -> Iterator[Callable[[int], None]]:
 
 
 def test_the_readme_has_examples_to_run() -> None:
-    assert len(fenced("python")) >= 5
+    assert len(python_blocks()) >= 5
     assert len(cli_examples()) >= 8
 
 
-@pytest.mark.parametrize("number", range(len(fenced("python"))))
+@pytest.mark.parametrize("number", range(len(python_blocks())))
 def test_python_block_runs_as_a_script(
     number: int, tmp_path: Path, records_server: Callable[[int], None]
 ) -> None:
     """Run as ``python example.py``: names must be defined, and a ``__main__`` guard matters."""
-    block = fenced("python")[number]
+    run_block(python_blocks()[number], number, tmp_path, records_server)
+
+
+def run_block(
+    block: str, number: int, tmp_path: Path, records_server: Callable[[int], None] | None = None
+) -> None:
+    """``block`` run as ``python example.py`` in ``tmp_path``, with the inputs it names, the
+    virtualenv's scripts first on PATH (as ``poetry run`` has them)."""
     make_inputs(block, tmp_path)
     for port in CONNECTION.findall(block):
+        assert records_server is not None
         records_server(int(port))
     (tmp_path / "example.py").write_text(block, encoding="utf-8")
-    result = run_in(tmp_path, [sys.executable, "example.py"])
+    scripts = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": scripts + os.pathsep + os.environ.get("PATH", "")}
+    result = run_in(tmp_path, [sys.executable, "example.py"], env=env)
     assert result.returncode == 0, f"README python block {number}:\n{block}\n{result.stderr}"
     if "print(" in block:
         assert result.stdout.strip(), f"README python block {number} printed nothing"

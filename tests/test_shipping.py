@@ -332,9 +332,10 @@ def test_values_not_shipped_pass_as_they_are() -> None:
 
 @pytest.fixture
 def no_cloudpickle(monkeypatch: pytest.MonkeyPatch) -> None:
-    """As if cloudpickle (and Ray's copy of it) were not installed."""
+    """As if cloudpickle (and Ray's and pyspark's copies of it) were not installed."""
     monkeypatch.setitem(sys.modules, "cloudpickle", None)
     monkeypatch.setitem(sys.modules, "ray.cloudpickle", None)
+    monkeypatch.setitem(sys.modules, "pyspark.cloudpickle", None)
     monkeypatch.setattr(shipping, "_PICKLER", None)
 
 

@@ -21,7 +21,7 @@ sent by value (the caller's own, and each copy) are reduced with their class by 
 pickler an engine moves records with, they reach the process that defined their class as its
 own class's, and any other with the class made as above (a Struct with its fields).
 
-cloudpickle comes with Dask and Ray; the core does not need it. Without it a class travels
+cloudpickle comes with Dask, Ray and pyspark; the core does not need it. Without it a class travels
 by reference only, and one that cannot (``__main__`` with no file to run again, a class made
 in a function) is refused at once in one line that names it and says what to do
 (:class:`UnshippableType`); so is a class a worker cannot import, from the worker.
@@ -217,7 +217,8 @@ def _cloud_pickler() -> type[pickle.Pickler] | None:
     module's docstring lists; ``None`` without cloudpickle."""
     global _PICKLER
     if _PICKLER is None:
-        for name in ("cloudpickle", "ray.cloudpickle"):  # Ray brings its own copy
+        # Ray and pyspark bring copies of their own: a Spark job's workers have pyspark's.
+        for name in ("cloudpickle", "ray.cloudpickle", "pyspark.cloudpickle"):
             try:
                 cloudpickle = importlib.import_module(name)
             except ImportError:
