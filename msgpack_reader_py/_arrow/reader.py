@@ -113,7 +113,9 @@ class BatchReader(SourceReader[pa.RecordBatch]):
         start: the index of the first record read, as
             :class:`~msgpack_reader_py.StreamingReader` takes it (the records before it framed,
             not decoded); a read from a record other than the first is not split.
-        options, **keywords: the reading options, as
+        options: a :class:`~msgpack_reader_py.ReadOptions`, the reading options as one
+            value; keyword arguments given beside it take the place of its own.
+        **keywords: the reading options, as
             :class:`~msgpack_reader_py.StreamingReader` takes them
             (:class:`~msgpack_reader_py.ReadOptions`): ``ext_hook`` (for example
             :func:`~msgpack_reader_py.fluentd_event_time`), ``forbid_unknown_keys``,
