@@ -9,7 +9,7 @@ Inputs: ``doc/benchmark.result.json`` (pyperf, from ``streaming_reader_bench.py`
 ``doc/output_cost.png`` appear only when it exists), ``doc/engines.result.json``
 (``engines.py``; its section likewise).
 Outputs: ``doc/RESULTS.md``, ``doc/throughput_by_size.png``, ``doc/reference_benchmark.png``,
-and the results block of ``README.md`` (between its ``results`` markers).
+and the marked blocks of ``docs/performance.md`` (results, scale-out, one file against Rust).
 """
 
 from __future__ import annotations
@@ -1205,7 +1205,8 @@ DECISIONS = (
 table of designs that ``benchmarks/tried.py`` measures again."""
 
 
-README = DOC.parent / "README.md"
+# The page of the documentation site whose marked blocks this report fills.
+README = DOC.parent / "docs" / "performance.md"
 README_START = "<!-- results:start (made by benchmarks/report.py) -->"
 README_END = "<!-- results:end -->"
 
@@ -1231,7 +1232,7 @@ def update_readme(
     scale: dict[str, Any] | None = None,
     one: dict[str, Any] | None = None,
 ) -> None:
-    """Replace the README's results block with the target table of this run, its scale-out
+    """Replace the page's results block with the target table of this run, its scale-out
     sentence with the figures of ``scale``, and its one file on both cores against the Rust
     reader with those of ``one``."""
     text = readme.read_text()
@@ -1257,7 +1258,7 @@ def update_readme(
         f"Reference data, {metadata.get('cpu_model_name', 'unknown CPU')}, Python "
         f"{metadata.get('python_version', '?')}, pyperf, one run, targets judged on paired "
         "ratios "
-        "([doc/RESULTS.md](doc/RESULTS.md) has the rest):",
+        "([the results page](results.md) has the rest):",
         "",
         *target_table(rows),
         "",
@@ -1269,7 +1270,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--doc", type=Path, default=DOC, help="where the JSON is and output goes")
     parser.add_argument(
-        "--readme", type=Path, default=README, help="README whose results block to refresh"
+        "--readme", type=Path, default=README, help="page whose results block to refresh"
     )
     args = parser.parse_args(argv)
     rows, metadata = load(args.doc / "benchmark.result.json")
