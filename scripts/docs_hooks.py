@@ -27,7 +27,9 @@ INCLUDED = {"design.md": "doc/DESIGN.md", "results.md": "doc/RESULTS.md"}
 LINKS = {"](RESULTS.md)": "](results.md)", "](DESIGN.md)": "](design.md)"}
 CLI_REFERENCE = "cli/reference.md"
 HELP_WIDTH = 100
-ROLE = re.compile(r":(?:func|class|mod|meth|attr|exc|data|obj|ref):<code>~?(?:[\w.]*\.)?([^<]+)</code>")
+ROLE = re.compile(
+    r":(?:func|class|mod|meth|attr|exc|data|obj|ref):<code>~?(?:[\w.]*\.)?([^<]+)</code>"
+)
 
 
 def commands() -> dict[str, argparse.ArgumentParser]:
