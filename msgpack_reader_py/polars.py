@@ -132,7 +132,32 @@ def read_msgpack(
     **keywords: Unpack[ReadKeywords],
 ) -> pl.DataFrame:
     """The records of the files ``source`` names as a ``polars.DataFrame``:
-    :func:`scan_msgpack` with the same arguments, collected."""
+    :func:`scan_msgpack` with the same arguments, collected.
+
+    Args:
+        source: a path, a glob or a list of them, as :func:`scan_msgpack` takes it.
+        record_type: the type of every record, its fields the columns; ``None``: inferred
+            from every record of the files.
+        batch_size: the most rows per batch read (default: 65536).
+        workers: read each file on that many processes in byte ranges (``0``: one per core).
+        blocksize: the size of the byte ranges ``workers`` read, in bytes.
+        infer_from: infer the record type from the first N records only.
+        include_file_paths: the name of a column holding each row's file.
+        options: a :class:`~msgpack_reader_py.ReadOptions`, the reading options as one
+            value; keyword arguments given beside it take the place of its own.
+        **keywords: the reading options one by one (``ext_hook``, ``on_error``,
+            ``max_record_size``, ...: :class:`~msgpack_reader_py.ReadOptions`; not ``follow``).
+
+    Raises:
+        ReaderError: the first broken record, naming its file, index, offset and field.
+        FileNotFoundError: a glob that matches no file, at the call.
+        TypeError: a record type the reader cannot read, at the call.
+        ValueError: a bad argument (``follow=True`` among them), at the call.
+
+    Example:
+        >>> frame = read_msgpack("telemetry/*.msgpack", Item)  # doctest: +SKIP
+        >>> frame.group_by("process_id").len()  # doctest: +SKIP
+    """
     read = ReadOptions.of(options, dict(keywords), "read_msgpack()")
     return scan_msgpack(
         source,
