@@ -8,9 +8,10 @@ Inputs: ``doc/benchmark.result.json`` (pyperf, from ``streaming_reader_bench.py`
 ``compression.py``), ``doc/output_cost.result.json`` (``output_cost.py``; its section and
 ``doc/output_cost.png`` appear only when it exists), ``doc/engines.result.json``
 (``engines.py``; its section likewise), ``doc/spark.result.json`` (``spark.py``; its section
-and the README's Spark sentence likewise).
+and the Spark sentence likewise).
 Outputs: ``doc/RESULTS.md``, ``doc/throughput_by_size.png``, ``doc/reference_benchmark.png``,
-and the results block of ``README.md`` (between its ``results`` markers).
+and the marked blocks of ``docs/performance.md`` (results, scale-out, one file against Rust,
+what the commands cost, Spark).
 """
 
 from __future__ import annotations
@@ -561,7 +562,7 @@ def spark_section(spark: dict[str, Any]) -> list[str]:
 
 
 def spark_sentence(spark: dict[str, Any]) -> str:
-    """The README's figures of ``benchmarks/spark.py``."""
+    """The performance page's figures of ``benchmarks/spark.py``."""
     measured = spark["measurements"]
 
     def took(name: str) -> str:
@@ -1354,7 +1355,8 @@ DECISIONS = (
 table of designs that ``benchmarks/tried.py`` measures again."""
 
 
-README = DOC.parent / "README.md"
+# The page of the documentation site whose marked blocks this report fills.
+README = DOC.parent / "docs" / "performance.md"
 README_START = "<!-- results:start (made by benchmarks/report.py) -->"
 README_END = "<!-- results:end -->"
 
@@ -1368,11 +1370,11 @@ COST_END = "<!-- cost:end -->"
 
 
 def cost_block(cost: dict[str, Any]) -> list[str]:
-    """The README's figures of ``benchmarks/output_cost.py``: each target, its figure."""
+    """The performance page's figures of ``benchmarks/output_cost.py``: each target, its figure."""
     lines = [
         f"{cost['records']:,} Items, each command in a process of its own, medians of "
         f"{cost['repeat']} rounds on {cost['cpu_count']} logical CPUs, against the floor of the "
-        "same round ([doc/RESULTS.md](doc/RESULTS.md#what-the-commands-cost) has every "
+        "same round ([the results page](results.md#what-the-commands-cost) has every "
         "destination):",
         "",
         "| command | figure | target | met |",
@@ -1391,7 +1393,7 @@ def cost_block(cost: dict[str, Any]) -> list[str]:
         for run in cost["parallel"]
         if "at_least" in run
     )
-    return ["", *lines, "", "![What the commands cost](doc/output_cost.png)", ""]
+    return ["", *lines, "", "![What the commands cost](output_cost.png)", ""]
 
 
 SPARK_START = "<!-- spark:start -->"
@@ -1415,7 +1417,7 @@ def update_readme(
     cost: dict[str, Any] | None = None,
     spark: dict[str, Any] | None = None,
 ) -> None:
-    """Replace the README's results block with the target table of this run, its scale-out
+    """Replace the page's results block with the target table of this run, its scale-out
     sentence with the figures of ``scale``, its one file on both cores against the Rust
     reader with those of ``one``, its commands' cost with those of ``cost``, and its Spark
     sentence with those of ``spark``."""
@@ -1446,7 +1448,7 @@ def update_readme(
         f"Reference data, {metadata.get('cpu_model_name', 'unknown CPU')}, Python "
         f"{metadata.get('python_version', '?')}, pyperf, one run, targets judged on paired "
         "ratios "
-        "([doc/RESULTS.md](doc/RESULTS.md) has the rest):",
+        "([the results page](results.md) has the rest):",
         "",
         *target_table(rows),
         "",
@@ -1458,7 +1460,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--doc", type=Path, default=DOC, help="where the JSON is and output goes")
     parser.add_argument(
-        "--readme", type=Path, default=README, help="README whose results block to refresh"
+        "--readme", type=Path, default=README, help="page whose results block to refresh"
     )
     args = parser.parse_args(argv)
     rows, metadata = load(args.doc / "benchmark.result.json")

@@ -33,7 +33,7 @@ from pyspark.sql.datasource import CaseInsensitiveDict
 
 from benchmarks import report
 from benchmarks import spark as spark_benchmark
-from integration.test_readme import README, fenced, make_inputs, needs_spark
+from integration.test_docs import ROOT, blocks, make_inputs, needs_spark
 from msgpack_reader_py import (
     Item,
     ReaderError,
@@ -456,7 +456,10 @@ def test_the_benchmark_times_every_way_and_reports_them(
         spark_benchmark.agree(differ, 3)
 
 
-def test_the_readmes_spark_examples_run(
+SPARK_PAGE = ROOT / "docs" / "engines" / "spark.md"
+
+
+def test_the_spark_pages_examples_run(
     spark: SparkSession,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -465,18 +468,19 @@ def test_the_readmes_spark_examples_run(
     # Run here, as a script's __main__, in a directory of their own: the session they ask for
     # is this module's (a Spark of their own would take seconds to start), and their relative
     # paths are taken from that directory, where register() is called.
-    blocks = [block for block in fenced("python") if needs_spark(block)]
-    assert blocks
+    assert needs_spark(SPARK_PAGE)
+    examples = [body for lang, body in blocks(SPARK_PAGE) if lang == "python"]
+    assert examples
     monkeypatch.chdir(tmp_path)
-    for block in blocks:
-        make_inputs(block, tmp_path)
+    make_inputs(SPARK_PAGE, tmp_path)
+    for block in examples:
         exec(compile(block, "example.py", "exec", dont_inherit=True), {"__name__": "__main__"})
         assert capsys.readouterr().out.strip()
     register(spark)  # as the module's other tests have it
 
 
-def test_the_readme_names_every_option() -> None:
-    section = README.read_text(encoding="utf-8").split("### Spark\n")[1].split("\n## ")[0]
+def test_the_spark_page_names_every_option() -> None:
+    section = SPARK_PAGE.read_text(encoding="utf-8")
     for name in OPTIONS:
         assert f"`{name}`" in section
 

@@ -469,6 +469,26 @@ def read_bag(
     ``follow``), which travel to the workers. With ``on_error="skip"``, each file's skipped
     records are counted on the ``msgpack_reader_py`` logger where it is read. The files are
     listed now and read when the bag is computed.
+
+    Args:
+        urlpath: a path or URL, a glob, or a list of them, opened through fsspec.
+        record_type: the type each record becomes, every field checked. Default ``Item``.
+        blocksize: the size of the byte ranges a large file is read in, in bytes;
+            ``"default"`` as ``dask.dataframe.read_csv`` chooses, ``None`` a partition per file.
+        storage_options: passed to fsspec to open the files (credentials, ``anon``, ...).
+        options: a :class:`~msgpack_reader_py.ReadOptions`, the reading options as one
+            value; keyword arguments given beside it take the place of its own.
+        **keywords: the reading options one by one (``ext_hook``, ``on_error``,
+            ``max_record_size``, ...: :class:`~msgpack_reader_py.ReadOptions`; not ``follow``).
+
+    Raises:
+        FileNotFoundError: a glob that matches no file, at the call.
+        ReaderError: from ``compute()``, on broken data: the reader's own error, its
+            ``source`` the file, with its index and offset.
+
+    Example:
+        >>> items = read_bag("telemetry/*.msgpack")  # doctest: +SKIP
+        >>> items.filter(lambda item: item.line > 100).count().compute()  # doctest: +SKIP
     """
     read = ReadOptions.of(options, dict(keywords), "read_bag()", to_the_end=True)
     size = _blocksize(blocksize)
@@ -501,6 +521,27 @@ def read_dataframe(
     a computation uses (Dask's projection). The files are listed (and sized) now and read when
     the frame is computed, on whatever scheduler is active: a ``distributed.Client`` sends the
     work to its cluster.
+
+    Args:
+        urlpath: a path or URL, a glob, or a list of them, opened through fsspec.
+        record_type: the type of every record, its fields the columns. Default ``Item``.
+        blocksize: the size of the byte ranges a large file is read in, in bytes;
+            ``"default"`` as ``dask.dataframe.read_csv`` chooses, ``None`` a partition per file.
+        storage_options: passed to fsspec to open the files (credentials, ``anon``, ...).
+        options: a :class:`~msgpack_reader_py.ReadOptions`, the reading options as one
+            value; keyword arguments given beside it take the place of its own.
+        **keywords: the reading options one by one (``ext_hook``, ``on_error``,
+            ``max_record_size``, ...: :class:`~msgpack_reader_py.ReadOptions`; not ``follow``).
+
+    Raises:
+        FileNotFoundError: a glob that matches no file, at the call.
+        TypeError: a record type with a field that has no column type, at the call.
+        ReaderError: from ``compute()``, on broken data: the reader's own error, its
+            ``source`` the file, with its index and offset.
+
+    Example:
+        >>> df = read_dataframe("telemetry/*.msgpack")  # doctest: +SKIP
+        >>> df.groupby("process_id").value.mean().compute()  # doctest: +SKIP
     """
     read = ReadOptions.of(options, dict(keywords), "read_dataframe()", to_the_end=True)
     size = _blocksize(blocksize)

@@ -124,7 +124,35 @@ def read_msgpack(
     over large files, make a table of it once (``relation.create("events")``). ``connection``:
     the DuckDB connection to make it in (default: DuckDB's default one). The other arguments
     are :func:`record_batches`'; the files are listed, and an untyped stream's types
-    inferred, now."""
+    inferred, now.
+
+    Args:
+        source: a path, a glob (``*``, ``?``, ``[...]``, ``**``) or a list of them.
+        record_type: the type of every record, its fields the columns; ``None``: inferred
+            from every record of the files, now.
+        connection: the DuckDB connection to make the relation in (default: DuckDB's own).
+        columns: the names of the columns to build (default: every field).
+        batch_size: the most rows per Arrow batch DuckDB is handed. Default 65536.
+        workers: read each file on that many processes in byte ranges (``0``: one per core).
+        blocksize: the size of the byte ranges ``workers`` read, in bytes.
+        infer_from: infer the record type from the first N records only.
+        options: a :class:`~msgpack_reader_py.ReadOptions`, the reading options as one
+            value; keyword arguments given beside it take the place of its own.
+        **keywords: the reading options one by one (``ext_hook``, ``on_error``,
+            ``max_record_size``, ...: :class:`~msgpack_reader_py.ReadOptions`; not ``follow``).
+
+    Raises:
+        FileNotFoundError: a glob that matches no file, at the call.
+        TypeError: a record type the reader cannot read, at the call.
+        ValueError: a bad argument (a column that names no field, ``follow=True``), at
+            the call.
+        duckdb.InvalidInputException: from a query, on broken data: its message is the
+            reader's error (file, record index, byte offset, field).
+
+    Example:
+        >>> events = read_msgpack("telemetry/*.msgpack", Item)  # doctest: +SKIP
+        >>> duckdb.sql("SELECT count(*) FROM events").fetchall()  # doctest: +SKIP
+    """
     read = ReadOptions.of(options, dict(keywords), "read_msgpack()", to_the_end=True)
     files = _Files(
         source,

@@ -81,15 +81,20 @@ def scan_msgpack(
             holds their JSON text), refusing any record it does not fit.
         batch_size: the most rows per ``DataFrame`` the scan hands Polars (default: what
             Polars asks for, else 65536).
-        workers, blocksize: read each file on that many processes in byte ranges, as
-            :func:`~msgpack_reader_py.read_batches` does: the same rows, in the same
-            order, and the same errors. Only with a ``record_type`` (an inferred type lives in
-            this process only) and not for a scan with a row limit, which stops early instead.
+        workers: read each file on that many processes (``0``: one per core) in byte
+            ranges, as :func:`~msgpack_reader_py.read_batches` does: the same rows, in the
+            same order, and the same errors. Only with a ``record_type`` (an inferred type
+            lives in this process only) and not for a scan with a row limit, which stops early
+            instead. Default ``None``: this process alone.
+        blocksize: the size of the byte ranges ``workers`` read, in bytes (default: eight
+            ranges per worker, 1 to 64 MiB each).
         infer_from: infer the record type from the first N records only; a later record that
             does not fit it then fails the scan (default: every record).
         include_file_paths: the name of a ``String`` column, after the fields, holding the
             path of the file each row was read from, as Polars' own scans take it.
-        options, **keywords: the reading options (:class:`~msgpack_reader_py.ReadOptions`:
+        options: a :class:`~msgpack_reader_py.ReadOptions`, the reading options as one
+            value; keyword arguments given beside it take the place of its own.
+        **keywords: the reading options (:class:`~msgpack_reader_py.ReadOptions`:
             ``ext_hook``, ``on_error``, ``max_record_size``, ...; not ``follow``).
     """
     read = ReadOptions.of(options, dict(keywords), "scan_msgpack()", to_the_end=True)
@@ -127,7 +132,32 @@ def read_msgpack(
     **keywords: Unpack[ReadKeywords],
 ) -> pl.DataFrame:
     """The records of the files ``source`` names as a ``polars.DataFrame``:
-    :func:`scan_msgpack` with the same arguments, collected."""
+    :func:`scan_msgpack` with the same arguments, collected.
+
+    Args:
+        source: a path, a glob or a list of them, as :func:`scan_msgpack` takes it.
+        record_type: the type of every record, its fields the columns; ``None``: inferred
+            from every record of the files.
+        batch_size: the most rows per batch read (default: 65536).
+        workers: read each file on that many processes in byte ranges (``0``: one per core).
+        blocksize: the size of the byte ranges ``workers`` read, in bytes.
+        infer_from: infer the record type from the first N records only.
+        include_file_paths: the name of a column holding each row's file.
+        options: a :class:`~msgpack_reader_py.ReadOptions`, the reading options as one
+            value; keyword arguments given beside it take the place of its own.
+        **keywords: the reading options one by one (``ext_hook``, ``on_error``,
+            ``max_record_size``, ...: :class:`~msgpack_reader_py.ReadOptions`; not ``follow``).
+
+    Raises:
+        ReaderError: the first broken record, naming its file, index, offset and field.
+        FileNotFoundError: a glob that matches no file, at the call.
+        TypeError: a record type the reader cannot read, at the call.
+        ValueError: a bad argument (``follow=True`` among them), at the call.
+
+    Example:
+        >>> frame = read_msgpack("telemetry/*.msgpack", Item)  # doctest: +SKIP
+        >>> frame.group_by("process_id").len()  # doctest: +SKIP
+    """
     read = ReadOptions.of(options, dict(keywords), "read_msgpack()")
     return scan_msgpack(
         source,

@@ -248,7 +248,9 @@ def read_msgpack(
             read whole, by one task.
         columns: the names of the columns to build, in the order wanted (default: every
             field). The other fields are still decoded and checked, as ``read_batches`` does.
-        options, **keywords: the reading options
+        options: a :class:`~msgpack_reader_py.ReadOptions`, the reading options as one
+            value; keyword arguments given beside it take the place of its own.
+        **keywords: the reading options
             (:class:`~msgpack_reader_py.ReadOptions`: ``ext_hook``, ``on_error``, ...;
             not ``follow``), which travel to the tasks. With ``on_error="skip"`` each file's
             skipped records are counted on the ``msgpack_reader_py`` logger, here.

@@ -267,7 +267,7 @@ def test_output_cost_end_to_end_and_its_report(tmp_path: Path) -> None:
     block = report.cost_block(result)
     rows = [line for line in block if line.startswith("| `")]
     assert len(rows) == len(output_cost.TARGETS) + len(output_cost.BUSY_TARGETS)
-    assert "![What the commands cost](doc/output_cost.png)" in block
+    assert "![What the commands cost](output_cost.png)" in block  # beside the page, as built
     report.plot_output_cost(result, tmp_path / "output_cost.png")
     assert (tmp_path / "output_cost.png").read_bytes().startswith(b"\x89PNG")
 

@@ -35,7 +35,8 @@ from msgpack_reader_py._output.convert import convert
 from msgpack_reader_py._readers.values import ValueReader
 from msgpack_reader_py.cli import main
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+# The reading options table lives on the site's reading page.
+README = Path(__file__).resolve().parents[1] / "docs" / "reading.md"
 ITEMS = pack_items(get_iter(20))
 CHANGED: dict[str, Any] = {
     "ext_hook": fluentd_event_time,

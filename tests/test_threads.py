@@ -138,5 +138,5 @@ def test_a_reader_is_documented_as_belonging_to_one_thread() -> None:
     docstring = inspect.getdoc(StreamingReader)
     assert docstring is not None
     assert sentence in " ".join(docstring.split())
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "reading.md").read_text(encoding="utf-8")
     assert sentence in " ".join(readme.split())

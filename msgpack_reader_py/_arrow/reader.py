@@ -114,7 +114,9 @@ class BatchReader(SourceReader[pa.RecordBatch]):
         start: the index of the first record read, as
             :class:`~msgpack_reader_py.StreamingReader` takes it (the records before it framed,
             not decoded); a read from a record other than the first is not split.
-        options, **keywords: the reading options, as
+        options: a :class:`~msgpack_reader_py.ReadOptions`, the reading options as one
+            value; keyword arguments given beside it take the place of its own.
+        **keywords: the reading options, as
             :class:`~msgpack_reader_py.StreamingReader` takes them
             (:class:`~msgpack_reader_py.ReadOptions`): ``ext_hook`` (for example
             :func:`~msgpack_reader_py.fluentd_event_time`), ``forbid_unknown_keys``,
@@ -281,10 +283,38 @@ def read_batches(
     options: ReadOptions | None = None,
     **keywords: Unpack[ReadKeywords],
 ) -> BatchReader:
-    """Read ``source`` as ``pyarrow.RecordBatch``es; see :class:`BatchReader`.
+    """Read ``source`` as ``pyarrow.RecordBatch``es: a :class:`BatchReader` (an iterator and
+    a context manager), every argument as :class:`BatchReader` takes it.
 
-    >>> for batch in read_batches("items.msgpack"):  # doctest: +SKIP
-    ...     print(batch.num_rows, batch.schema.names)
+    Args:
+        source: a path, a bytes-like object or a binary stream.
+        record_type: the type every record is checked against; its fields are the columns
+            (:func:`arrow_schema`). Default ``Item``.
+        batch_size: the most rows per batch. Default 65536.
+        columns: the names of the columns to build, in the order wanted (default: every
+            field); the other fields are still decoded and checked.
+        start: the index of the first record read; the records before it are framed, not
+            decoded.
+        workers: read a file on that many processes in byte ranges (``0``: one per core),
+            with the rows and errors of a read on one process. Default ``None``: this one.
+        blocksize: the size of the byte ranges ``workers`` read, in bytes.
+        options: a :class:`~msgpack_reader_py.ReadOptions`, the reading options as one
+            value; keyword arguments given beside it take the place of its own.
+        **keywords: the reading options one by one (``ext_hook``, ``on_error``,
+            ``max_record_size``, ...: :class:`~msgpack_reader_py.ReadOptions`).
+
+    Raises:
+        ReaderError: broken data (a subclass says why), after a batch holding every good
+            record not yet delivered.
+        TypeError: a record type the reader cannot read, or a field with no Arrow type.
+        ValueError: a bad argument (``batch_size=0``, a column that names no field), here,
+            before anything is read.
+        OSError: the source's own errors, as they are.
+
+    Example:
+        >>> with read_batches("items.msgpack", columns=["id", "value"]) as batches:
+        ...     for batch in batches:  # doctest: +SKIP
+        ...         print(batch.num_rows, batch.schema.names)
     """
     read = ReadOptions.of(options, dict(keywords), "read_batches()")
     return BatchReader(
@@ -329,7 +359,32 @@ def read_table(
     """Read all of ``source`` into a ``pyarrow.Table`` of :func:`arrow_schema` (empty for an
     empty stream), with :class:`BatchReader`'s arguments. Broken data raises the reader's
     error; to keep the records before it, use :func:`read_batches`. A table is the whole
-    stream: ``follow=True``, which never ends it, is refused."""
+    stream: ``follow=True``, which never ends it, is refused.
+
+    Args:
+        source: a path, a bytes-like object or a binary stream.
+        record_type: the type every record is checked against; its fields are the columns.
+            Default ``Item``.
+        batch_size: the most rows per batch the table is made of. Default 65536.
+        columns: the names of the columns to build (default: every field).
+        start: the index of the first record read.
+        workers: read a file on that many processes in byte ranges (``0``: one per core).
+        blocksize: the size of the byte ranges ``workers`` read, in bytes.
+        options: a :class:`~msgpack_reader_py.ReadOptions`, the reading options as one
+            value; keyword arguments given beside it take the place of its own.
+        **keywords: the reading options one by one (``ext_hook``, ``on_error``,
+            ``max_record_size``, ...: :class:`~msgpack_reader_py.ReadOptions`).
+
+    Raises:
+        ReaderError: broken data, with the failing record's index, offset and source.
+        TypeError: a record type the reader cannot read, or a field with no Arrow type.
+        ValueError: a bad argument, ``follow=True`` among them, before anything is read.
+        OSError: the source's own errors, as they are.
+
+    Example:
+        >>> table = read_table("items.msgpack", columns=["id", "value"])  # doctest: +SKIP
+        >>> table.to_pandas()  # doctest: +SKIP
+    """
     read = ReadOptions.of(options, dict(keywords), "read_table()", to_the_end=True)
     with read_batches(
         source,

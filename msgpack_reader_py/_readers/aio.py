@@ -131,9 +131,13 @@ class AsyncStreamingReader(ReaderBase[T]):
     Args:
         source: what to read (see above).
         record_type: the type each record becomes. Default :class:`Item`.
-        mapper, options, **keywords: as :class:`~msgpack_reader_py.StreamingReader`'s (the
-            reading options of :class:`~msgpack_reader_py.ReadOptions`); ``follow``
-            follows a path, and ``decompress`` applies to what is not awaited.
+        mapper: a callable that builds each record from its decoded value, unchecked,
+            instead of ``record_type``, as :class:`~msgpack_reader_py.StreamingReader`'s.
+        options: a :class:`~msgpack_reader_py.ReadOptions`, the reading options as one
+            value; keyword arguments given beside it take the place of its own.
+        **keywords: the reading options, as :class:`~msgpack_reader_py.StreamingReader`
+            takes them; ``follow`` follows a path, and ``decompress`` applies to what is not
+            awaited.
     """
 
     _blocking = False

@@ -272,6 +272,22 @@ class StreamingReader(SourceReader[T]):
     are. Offsets count from where the reader started reading the source. Errors carry the
     source's name in ``.source`` where there is one (a path, a stream's ``name``).
 
+    Example:
+        >>> with StreamingReader("items.msgpack") as reader:  # doctest: +SKIP
+        ...     for item in reader:
+        ...         print(item.id, item.value)
+
+    Raises:
+        ReaderError: broken data, while iterating, after every good record before it
+            (``TruncatedStreamError``, ``DecodeError``, ``RecordTooLargeError`` or
+            ``RecordError``: the error contract).
+        TypeError: a ``record_type`` the reader cannot read (a class with no fields, a
+            union it cannot tell apart), a text stream, or an unknown keyword, when made.
+        ValueError: a bad option value (``max_record_size=0``, ``on_error="ignore"``), when
+            made.
+        OSError: a path that cannot be opened, when made; the source's own errors as they
+            come, after every record before them.
+
     Args:
         source: what to read (see above).
         record_type: the type each record becomes (see above). Default :class:`Item`.
@@ -512,6 +528,26 @@ def read_items(
 
     The reader is created at once, so a bad argument or a missing file fails at the call, and
     it is closed when the generator is exhausted, fails or is closed.
+
+    Args:
+        source: a path, a bytes-like object or a binary stream.
+        record_type: the type each record becomes, every field checked. Default ``Item``.
+        mapper: a callable that builds each record from its decoded value, unchecked,
+            instead of ``record_type``.
+        options: a :class:`~msgpack_reader_py.ReadOptions`, the reading options as one
+            value; keyword arguments given beside it take the place of its own.
+        **keywords: the reading options one by one (``ext_hook``, ``on_error``,
+            ``max_record_size``, ...: :class:`~msgpack_reader_py.ReadOptions`).
+
+    Raises:
+        ReaderError: broken data, after every good record before it was yielded.
+        TypeError: a record type the reader cannot read, or an unknown keyword, at the call.
+        ValueError: a bad option value, at the call.
+        OSError: a missing file at the call; the source's own errors as they come.
+
+    Example:
+        >>> for item in read_items("items.msgpack", max_record_size=1 << 20):  # doctest: +SKIP
+        ...     print(item.id)
     """
     read = ReadOptions.of(options, keywords, "read_items()")
     return _drain(StreamingReader(source, record_type, mapper=mapper, options=read))
