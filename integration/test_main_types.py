@@ -83,7 +83,8 @@ def test_every_kind_of_type_from_a_notebook_reads_on_many_processes(tmp_path: Pa
 
 
 WITHOUT_CLOUDPICKLE = """
-sys.modules["cloudpickle"] = sys.modules["ray.cloudpickle"] = None  # as if not installed
+for copy in ("cloudpickle", "ray.cloudpickle", "pyspark.cloudpickle"):
+    sys.modules[copy] = None  # as if none were installed
 
 from msgpack_reader_py import Item, generate
 from msgpack_reader_py._split.seek import count_records
@@ -144,7 +145,8 @@ if __name__ == "__main__":
         id: int
 
     if sys.argv[2:] == ["without cloudpickle"]:
-        sys.modules["cloudpickle"] = sys.modules["ray.cloudpickle"] = None
+        for copy in ("cloudpickle", "ray.cloudpickle", "pyspark.cloudpickle"):
+            sys.modules[copy] = None  # as if none were installed
         main(["forkserver"])
     else:
         main(["forkserver", "spawn"])
