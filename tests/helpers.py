@@ -12,6 +12,7 @@ import csv
 import dataclasses
 import datetime
 import gc
+import importlib
 import io
 import itertools
 import json
@@ -34,6 +35,7 @@ import msgpack
 from hypothesis import strategies as st
 
 from msgpack_reader_py import Item, ReaderError, get_iter, pack_items
+from msgpack_reader_py._base.extras import MissingExtraError
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -742,3 +744,16 @@ def msgpack_values(*, size: int, items: int, leaves: int) -> st.SearchStrategy[A
         ),
         max_leaves=leaves,
     )
+
+
+def faces_here(faces: Iterable[str]) -> list[types.ModuleType]:
+    """The public faces of ``faces`` that import here: one whose extra is not installed (the
+    ``spark`` extra is left out unless asked for) is checked where it is, as CI does."""
+    return [module for module in map(_face, faces) if module is not None]
+
+
+def _face(name: str) -> types.ModuleType | None:
+    try:
+        return importlib.import_module(name)
+    except MissingExtraError:
+        return None

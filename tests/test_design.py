@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import faces_here
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "msgpack_reader_py"
 DESIGN = (ROOT / "doc" / "DESIGN.md").read_text(encoding="utf-8")
@@ -163,10 +165,9 @@ def test_every_module_behind_the_faces_is_marked_internal() -> None:
 
 def public_names() -> list[tuple[str, str]]:
     return [
-        (face, name)
-        for face in [*PUBLIC, "msgpack_reader_py.cli"]
-        if importlib.util.find_spec(face) is not None
-        for name in importlib.import_module(face).__all__
+        (module.__name__, name)
+        for module in faces_here([*PUBLIC, "msgpack_reader_py.cli"])
+        for name in module.__all__
     ]
 
 

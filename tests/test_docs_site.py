@@ -16,6 +16,7 @@ from types import ModuleType
 import pytest
 
 from msgpack_reader_py.cli import build_parser
+from tests.helpers import faces_here
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -60,12 +61,7 @@ def api_reference() -> str:
 
 
 def public_names() -> list[str]:
-    return [
-        f"{face}.{name}"
-        for face in FACES
-        if importlib.util.find_spec(face) is not None
-        for name in importlib.import_module(face).__all__
-    ]
+    return [f"{module.__name__}.{name}" for module in faces_here(FACES) for name in module.__all__]
 
 
 @pytest.mark.parametrize("name", public_names())
