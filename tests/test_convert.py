@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from msgpack_reader_py import Item, pack_items
+from msgpack_reader_py import Item, get_iter, pack_items
 from msgpack_reader_py._output.convert import convert
 from msgpack_reader_py._output.formats import OutputFormat
 from msgpack_reader_py.cli import main
@@ -308,3 +308,44 @@ def test_help_describes_convert(capsys: pytest.CaptureFixture[str]) -> None:
     assert err == ""
     for word in ("--to", "parquet", "arrow", "csv", "jsonl", "--output", "--progress"):
         assert word in out
+
+
+_WITHOUT_PANDAS = """
+import sys
+from msgpack_reader_py.cli import main
+
+status = main(sys.argv[1:])
+started_pandas = "pandas" in sys.modules
+import pyarrow as pa
+
+frame = pa.table({"a": [1, 2]}).to_pandas()  # pandas still there for whoever needs it
+print(status, started_pandas, list(frame["a"]), "pandas" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["--to", "parquet"],
+        ["--to", "arrow"],
+        ["--to", "jsonl", "--where", "id > 3"],
+    ],
+)
+def test_the_command_line_starts_arrow_without_pandas(tmp_path: Path, arguments: list[str]) -> None:
+    """pyarrow imports pandas with its first array (0.3-0.4 s) unless told it is absent; the
+    command line never hands it a pandas object, and pandas stays importable afterwards."""
+    import subprocess
+    import sys
+
+    source = tmp_path / "items.msgpack"
+    source.write_bytes(pack_items(get_iter(10)))
+    out = tmp_path / "out"
+    command = ["convert", "--type", "item", *arguments, "-o", str(out), str(source)]
+    run = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_PANDAS, *command],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert run.stdout.splitlines()[-1] == "0 False [1, 2] True"
+    assert out.stat().st_size > 0

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib.abc
+import importlib.machinery
 import io
 import os
 import stat
@@ -447,6 +449,42 @@ def require_extra(feature: str, extra: str) -> None:
         require(feature, extra, *_NEEDS[extra])
     except MissingExtraError as exc:
         raise Failure(str(exc)) from None
+    _arrow_without_pandas()
+
+
+def _arrow_without_pandas() -> None:
+    """Start pyarrow in this process as if pandas were not installed.
+
+    pyarrow imports pandas on the first array it builds (to ask whether the values are a
+    pandas Series): 0.3-0.4 s on every command that writes Arrow or Parquet or runs a query,
+    which never gives pyarrow a pandas object. pyarrow tries that import once and remembers
+    the answer, so pandas is absent for that one try only: a later caller that needs pandas
+    (``to_pandas()``) still gets it, imported then. Forked workers start with the same state.
+    """
+    if "pandas" in sys.modules:
+        return  # imported already: nothing to save
+    import pyarrow as pa
+
+    hidden = _Absent("pandas")
+    sys.meta_path.insert(0, hidden)
+    try:
+        pa.array([], pa.null())
+    finally:
+        sys.meta_path.remove(hidden)
+
+
+class _Absent(importlib.abc.MetaPathFinder):
+    """Imports of one package fail as they do where it is not installed."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def find_spec(
+        self, fullname: str, path: Any, target: Any = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname.partition(".")[0] == self._name:
+            raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
+        return None  # the other finders look for it
 
 
 GIVE_A_TYPE = "give a record type with --type (msgpack-reader schema SOURCE prints one to edit)"
