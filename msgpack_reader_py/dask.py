@@ -87,7 +87,8 @@ def open_files(urlpath: UrlPath, storage_options: dict[str, Any] | None = None) 
     A glob (``*``, ``?``, ``[...]``) gives its matching files, not directories, sorted. Raises
     ``FileNotFoundError`` when a glob, alone or in a list, matches nothing: a mistyped pattern
     must not quietly leave its files out. A plain path is not checked here: a missing file
-    fails when it is read, naming it.
+    fails when it is read, naming it. ``storage_options`` go to the filesystem of each path
+    (fsspec's ``url_to_fs``): credentials, endpoints, caching.
     """
     patterns = [urlpath] if isinstance(urlpath, str) else list(urlpath)
     files: list[OpenFile] = []

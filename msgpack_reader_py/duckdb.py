@@ -91,7 +91,9 @@ def record_batches(
     ``msgpack-reader convert`` infers it for Parquet (``infer_from``: from the first N only).
     The other arguments are :func:`~msgpack_reader_py.read_batches`'; ``workers`` only
     with a ``record_type``. A reader's error names the file it was read from. It is read
-    once, as it is consumed."""
+    once, as it is consumed. Raises what :func:`~msgpack_reader_py.read_batches` raises
+    (:class:`~msgpack_reader_py.ReaderError` for broken data, as it is consumed), and
+    ``FileNotFoundError`` for a glob that matches nothing."""
     read = ReadOptions.of(options, dict(keywords), "record_batches()", to_the_end=True)
     return _Files(
         source,

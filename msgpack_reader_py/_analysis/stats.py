@@ -211,7 +211,10 @@ def summarise_fields(
     sketch: int = DEFAULT_SKETCH,
     max_fields: int = DEFAULT_MAX_FIELDS,
 ) -> list[FieldSummary]:
-    """Every field's summary of ``records`` (see :class:`FieldStats`)."""
+    """Every field's summary of ``records`` (any iterable of records, typed or untyped), in
+    the order the fields were first seen: :class:`FieldStats` fed them all at once. ``top``,
+    ``capacity``, ``sketch`` and ``max_fields`` are :class:`FieldStats`' limits; raises
+    ``ValueError`` where they are out of range."""
     stats = FieldStats(top=top, capacity=capacity, sketch=sketch, max_fields=max_fields)
     stats.update(records)
     return stats.summaries()

@@ -130,7 +130,9 @@ def convert(
     ``workers`` reads each file in byte ranges on that many processes (``0``: one per core),
     as :func:`~msgpack_reader_py.read_batches` does: the output is byte for byte what
     one process writes; a source that cannot be split (stdin, a compressed file, untyped
-    records), and any conversion with ``start`` or ``limit``, is read in this process.
+    records), and any conversion with ``start`` or ``limit``, is read in this process;
+    ``blocksize`` is the size of the byte ranges in bytes (default: eight per worker, 1 to
+    64 MiB each).
     A stream destination is flushed after each batch, so that what was read is there to see.
 
     ``select`` (paths of fields, ``b.c`` a field of a nested record) and ``where`` (an SQL

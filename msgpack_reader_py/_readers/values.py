@@ -114,7 +114,9 @@ class ValueReader(SourceReader[Any]):
     (:func:`~msgpack_reader_py.fluentd_event_time` for Fluentd's EventTime, exact); an
     exception it raises is a ``RecordError``, which ``on_error="skip"`` passes over.
     ``options`` and the reading options are :class:`~msgpack_reader_py.StreamingReader`'s;
-    ``forbid_unknown_keys`` has no fields to apply to here.
+    ``forbid_unknown_keys`` has no fields to apply to here. ``start`` is the index of the first
+    record read; the records before it are framed, not decoded (as
+    :class:`~msgpack_reader_py.StreamingReader`'s ``start``).
 
     Untyped, almost any bytes are MessagePack: JSON or plain text reads as a stream of small
     integers. So a stream whose first bytes look like something else (JSON, text, UTF-16,

@@ -79,7 +79,10 @@ def count_records(
     With ``workers`` (``0``: one per core), a file is counted in byte ranges on that many
     processes, as :func:`~msgpack_reader_py.read_batches` reads one: ``record_type`` is
     then what tells a record's start in the middle of the file (an untyped count is not split);
-    the count is the same. A valid sidecar index (:mod:`.index`) of a file gives its count
+    the count is the same; ``blocksize`` is the size of those ranges in bytes (default: eight
+    per worker, 1 to 64 MiB each). ``options`` (a :class:`~msgpack_reader_py.ReadOptions`) and
+    the keyword arguments are the reading options; a keyword given beside ``options`` takes the
+    place of its own. A valid sidecar index (:mod:`.index`) of a file gives its count
     at once; only what the file gained since it was indexed is framed.
 
     Almost any bytes frame as values (JSON text is a stream of small integers), so a stream
