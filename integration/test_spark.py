@@ -593,6 +593,8 @@ def test_ranges_cut_anywhere_read_as_read_table(
         ({"max_record_size": "-1"}, "option max_record_size must be a positive number"),
         ({"on_error": "never"}, "option on_error must be 'raise' or 'skip'"),
         ({"fluentd": "yes"}, "option fluentd must be true or false, got 'yes'"),
+        ({"infer_from": "0"}, "option infer_from must be a positive number of records or all"),
+        ({"infer_from": "100"}, "option infer_from applies where a type is inferred"),
         ({"type": "any"}, "Spark's columns need a record type"),
         ({"type": "__main__:Record"}, "Spark's Python workers do not run your __main__"),
         ({"type": "tests.encoders:Nope"}, "option type 'tests.encoders:Nope': .* has no Nope"),
@@ -647,6 +649,21 @@ def test_inference_reads_local_files_and_names_a_remote_one(tmp_path: Path) -> N
     assert table.to_pylist() == [{"id": i, "tag": f"t{i}"} for i in range(99)]
     with pytest.raises(ValueError, match="a record type is inferred from local files only"):
         local_reader(f"file://{path}")
+
+
+def test_inference_from_the_first_records_refuses_a_later_key(tmp_path: Path) -> None:
+    records = [{"id": i, "tag": f"t{i}", **({"late": i} if i == 60 else {})} for i in range(99)]
+    path = write(tmp_path, b"".join(map(msgpack.packb, records)))
+    # By default (and with "all") every record: the late key is a column, nothing dropped.
+    for every in ({}, {"infer_from": "ALL"}):
+        table = read_locally(local_reader(str(path), blocksize="300", **every))[1]
+        assert table.to_pylist() == [{"late": None, **record} for record in records]
+    # From the first 50: the type never saw the key, and the task reading record 60 fails.
+    reader = local_reader(str(path), blocksize="300", infer_from="50")
+    assert reader.target.names == ["id", "tag"]
+    with pytest.raises(RecordError, match="late") as raised:
+        read_locally(reader)
+    assert raised.value.index == 60
 
 
 def test_a_registered_type_and_the_flags_in_process(tmp_path: Path) -> None:

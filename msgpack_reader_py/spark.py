@@ -49,7 +49,7 @@ except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subproce
     raise missing_extra(exc, "spark", feature="msgpack_reader_py.spark") from None
 
 from ._analysis.infer import Inferred
-from ._analysis.inferred import infer_sources, table_type
+from ._analysis.inferred import InferFrom, infer_sources, table_type
 from ._arrow.json_columns import storage_type
 from ._arrow.reader import DEFAULT_BATCH_SIZE, ArrowJob, arrow_schema, read_batches, rebatched
 from ._base.errors import ReaderError
@@ -83,6 +83,9 @@ OPTIONS = {
     "module the workers import, or a .py file's path), or the name of a type given to "
     "register(); without it, one is inferred from every record of the files, as convert infers "
     "one for Parquet",
+    "infer_from": "without type: infer it from the first N records of the files only (a later "
+    "record the types do not hold then fails its task, named), or all (the default: every "
+    "record, nothing dropped)",
     "blocksize": "the size in bytes of the ranges a file is cut into (default: eight per core "
     "Spark had when register() was called, 1 to 64 MiB each)",
     "on_error": "raise (default) or skip: pass over records that are not records of the type, "
@@ -248,8 +251,14 @@ class MsgpackDataSource(DataSource):
         self._blocksize()
         files = self._files()
         name = self.options.get("type")
+        infer_from = self._infer_from()
         if name is None:
-            typed = _Typed(inferred=_inferred(self.format, files, options))
+            typed = _Typed(inferred=_inferred(self.format, files, options, infer_from))
+        elif infer_from is not None:
+            raise ValueError(
+                f"{self.format}: option infer_from applies where a type is inferred: give it "
+                "or the type option, not both"
+            )
         elif name in self.types:
             typed = _Typed(given=self.types[name])
         else:
@@ -299,6 +308,15 @@ class MsgpackDataSource(DataSource):
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{where} {exc}") from None
 
+    def _infer_from(self) -> InferFrom:
+        value = self.options.get("infer_from")
+        if value is None or value.lower() == "all":
+            return None if value is None else "all"
+        try:
+            return _size(self.options, "infer_from", 0, what="number of records or all")
+        except ValueError as exc:
+            raise ValueError(f"{self.format}: option {exc}") from None
+
     def _blocksize(self) -> int | None:
         if "blocksize" not in self.options:
             return None
@@ -333,16 +351,18 @@ class MsgpackDataSource(DataSource):
         return files
 
 
-def _inferred(label: str, files: list[Any], options: ReadOptions) -> Inferred:
+def _inferred(
+    label: str, files: list[Any], options: ReadOptions, infer_from: InferFrom
+) -> Inferred:
     """The record types of ``files``' records, inferred as ``convert`` infers them for Parquet:
-    from every record."""
+    from every record, or the first ``infer_from``."""
     remote = [file for file in files if not isinstance(file, str)]
     if remote:
         raise ValueError(
             f"{label}: {_name(remote[0])}: a record type is inferred from local files only; "
             "give one with the type option"
         )
-    return infer_sources(files, options=options)[1]
+    return infer_sources(files, infer_from, options=options)[1]
 
 
 def _flag(options: Mapping[str, str], name: str, default: bool) -> bool:
@@ -354,7 +374,9 @@ def _flag(options: Mapping[str, str], name: str, default: bool) -> bool:
     raise ValueError(f"{name} must be true or false, got {value!r}")
 
 
-def _size(options: Mapping[str, str], name: str, default: int) -> int:
+def _size(
+    options: Mapping[str, str], name: str, default: int, *, what: str = "number of bytes"
+) -> int:
     value = options.get(name)
     if value is None:
         return default
@@ -363,7 +385,7 @@ def _size(options: Mapping[str, str], name: str, default: int) -> int:
     except ValueError:
         size = 0
     if size <= 0:
-        raise ValueError(f"{name} must be a positive number of bytes, got {value!r}")
+        raise ValueError(f"{name} must be a positive {what}, got {value!r}")
     return size
 
 
