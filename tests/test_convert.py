@@ -314,7 +314,8 @@ _WITHOUT_PANDAS = """
 import sys
 from msgpack_reader_py.cli import main
 
-status = main(sys.argv[1:])
+way = sys.argv.pop(1)
+status = main() if way == "as-the-program" else main(sys.argv[1:])
 started_pandas = "pandas" in sys.modules
 import pyarrow as pa
 
@@ -323,6 +324,7 @@ print(status, started_pandas, list(frame["a"]), "pandas" in sys.modules)
 """
 
 
+@pytest.mark.parametrize("way", ["as-the-program", "called"])
 @pytest.mark.parametrize(
     "arguments",
     [
@@ -331,9 +333,12 @@ print(status, started_pandas, list(frame["a"]), "pandas" in sys.modules)
         ["--to", "jsonl", "--where", "id > 3"],
     ],
 )
-def test_the_command_line_starts_arrow_without_pandas(tmp_path: Path, arguments: list[str]) -> None:
+def test_the_command_line_starts_arrow_without_pandas(
+    tmp_path: Path, arguments: list[str], way: str
+) -> None:
     """pyarrow imports pandas with its first array (0.3-0.4 s) unless told it is absent; the
-    command line never hands it a pandas object, and pandas stays importable afterwards."""
+    command line never hands it a pandas object, and pandas stays importable afterwards. A
+    program that calls main() with its own arguments keeps its pyarrow as it was."""
     import subprocess
     import sys
 
@@ -342,10 +347,11 @@ def test_the_command_line_starts_arrow_without_pandas(tmp_path: Path, arguments:
     out = tmp_path / "out"
     command = ["convert", "--type", "item", *arguments, "-o", str(out), str(source)]
     run = subprocess.run(
-        [sys.executable, "-c", _WITHOUT_PANDAS, *command],
+        [sys.executable, "-c", _WITHOUT_PANDAS, way, *command],
         capture_output=True,
         text=True,
         check=True,
     )
-    assert run.stdout.splitlines()[-1] == "0 False [1, 2] True"
+    started_pandas = way == "called"
+    assert run.stdout.splitlines()[-1] == f"0 {started_pandas} [1, 2] True"
     assert out.stat().st_size > 0

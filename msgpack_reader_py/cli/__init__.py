@@ -41,6 +41,7 @@ from ._common import (
     EXIT_DATA_ERROR,
     EXIT_INTERRUPTED,
     EXIT_STATUSES,
+    PROCESS,
     STDIO,
     Failure,
     Parser,
@@ -77,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
+    PROCESS.is_command = argv is None
     with _notes(), _terminable():
         try:
             parser = build_parser()

@@ -449,11 +449,26 @@ def require_extra(feature: str, extra: str) -> None:
         require(feature, extra, *_NEEDS[extra])
     except MissingExtraError as exc:
         raise Failure(str(exc)) from None
-    _arrow_without_pandas()
+    if PROCESS.is_command:
+        _arrow_without_pandas()
+
+
+@dataclasses.dataclass
+class _Process:
+    """What :func:`~msgpack_reader_py.cli.main` says of this process: ``is_command`` when it
+    runs as the program (its arguments ``sys.argv``'s: the console script, ``python -m``), not
+    called by a program of its own with arguments; only then is the process's pyarrow the
+    command line's to set up."""
+
+    is_command: bool = False
+
+
+PROCESS = _Process()
 
 
 def _arrow_without_pandas() -> None:
-    """Start pyarrow in this process as if pandas were not installed.
+    """Start pyarrow in this process as if pandas were not installed (where the process is
+    the command's alone: :data:`PROCESS`).
 
     pyarrow imports pandas on the first array it builds (to ask whether the values are a
     pandas Series): 0.3-0.4 s on every command that writes Arrow or Parquet or runs a query,
