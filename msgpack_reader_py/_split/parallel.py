@@ -21,14 +21,13 @@ import warnings
 from collections import deque
 from collections.abc import Generator, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._base.checks import count_of, positive
 from .._base.options import ReadOptions, refuse_follow
 from .._stream.delivery import SkipLog
 from .._types.decoding import record_decoder
 from .._types.record_type import type_label
-from .._types.shipping import Shipped
 from .ranges import (
     ByteRange,
     FileSource,
@@ -42,6 +41,9 @@ from .ranges import (
     read_range,
     splittable,
 )
+
+if TYPE_CHECKING:
+    from .._types.shipping import Shipped
 
 __all__ = ["RangedRead", "Splitting", "read_ranges", "worker_count"]
 
@@ -136,6 +138,9 @@ def _parallel(
             forked = context.get_start_method() == "fork"
             if forked:
                 _prepared(arguments)
+            # Imported here: pickling machinery that a read in one process never needs.
+            from .._types.shipping import Shipped
+
             shipped = Shipped(arguments, type_label(record_type), by_value=not forked)
             shipped.payload  # noqa: B018 - a type that cannot be sent fails here, in one line
             reading = _Reading(context, workers)
