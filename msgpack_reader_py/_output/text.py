@@ -343,6 +343,7 @@ class CsvRows:
     def _csv(self, batch: list[Sequence[Any]], texts: list[int], floats: list[int]) -> bytes:
         cells: list[bytes] = []
         lines = data = b""
+        nulls = False  # whether lines hold a null: a search as long as the batch's JSON
         if not self._one_column:
             lines = _plain.encode_lines(batch)
             data = lines.translate(None, b'"[]')  # each row's brackets, each text's quotes
@@ -351,13 +352,16 @@ class CsvRows:
             # rows hold; a bracket, one more taken out than the rows' and the quotes; NaN and
             # the infinities are null, as None is. Only then is each column looked at.
             rows = len(batch)
+            nulls = b"null" in lines
+            # Without a null, every text cell is one string, two quotes: none to count.
+            quotes = lines.count(b'"') if nulls else 2 * rows * len(texts)
             if (
                 b"\\" not in lines
                 and data.count(b",") == rows * (len(self._every) - 1)
-                and len(lines) - len(data) == 2 * rows + lines.count(b'"')
+                and len(lines) - len(data) == 2 * rows + quotes
             ):
                 texts = []
-            if b"null" not in lines:
+            if not nulls:
                 floats = []
         if texts or floats or self._one_column:
             marked = _marked(batch, texts, floats, cells)
@@ -370,7 +374,8 @@ class CsvRows:
             if marked is not batch or not lines:
                 lines = _plain.encode_lines(marked)
                 data = b""
-        if b"null" in lines:
+                nulls = b"null" in lines
+        if nulls:
             lines = _NULL.sub(b"", lines)
             data = b""
         if not data:
