@@ -325,27 +325,19 @@ print(status, started_pandas, list(frame["a"]), "pandas" in sys.modules)
 
 
 @pytest.mark.parametrize("way", ["as-the-program", "called"])
-@pytest.mark.parametrize(
-    "arguments",
-    [
-        ["--to", "parquet"],
-        ["--to", "arrow"],
-        ["--to", "jsonl", "--where", "id > 3"],
-    ],
-)
-def test_the_command_line_starts_arrow_without_pandas(
-    tmp_path: Path, arguments: list[str], way: str
-) -> None:
+@pytest.mark.parametrize("to", ["parquet", "arrow"])
+def test_the_command_line_starts_arrow_without_pandas(tmp_path: Path, to: str, way: str) -> None:
     """pyarrow imports pandas with its first array (0.3-0.4 s) unless told it is absent; the
     command line never hands it a pandas object, and pandas stays importable afterwards. A
-    program that calls main() with its own arguments keeps its pyarrow as it was."""
+    program that calls main() with its own arguments keeps its pyarrow as it was. (A query
+    is started the same way, but DuckDB 1.x imports pandas itself when it runs one.)"""
     import subprocess
     import sys
 
     source = tmp_path / "items.msgpack"
     source.write_bytes(pack_items(get_iter(10)))
     out = tmp_path / "out"
-    command = ["convert", "--type", "item", *arguments, "-o", str(out), str(source)]
+    command = ["convert", "--type", "item", "--to", to, "-o", str(out), str(source)]
     run = subprocess.run(
         [sys.executable, "-c", _WITHOUT_PANDAS, way, *command],
         capture_output=True,

@@ -471,8 +471,9 @@ def _arrow_without_pandas() -> None:
     the command's alone: :data:`PROCESS`).
 
     pyarrow imports pandas on the first array it builds (to ask whether the values are a
-    pandas Series): 0.3-0.4 s on every command that writes Arrow or Parquet or runs a query,
-    which never gives pyarrow a pandas object. pyarrow tries that import once and remembers
+    pandas Series): 0.3-0.4 s on every command that writes Arrow or Parquet or runs a query
+    (where DuckDB does not import pandas itself: 1.x does), none of which gives pyarrow a
+    pandas object. pyarrow tries that import once and remembers
     the answer, so pandas is absent for that one try only: a later caller that needs pandas
     (``to_pandas()``) still gets it, imported then. Forked workers start with the same state.
     """
