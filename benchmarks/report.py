@@ -711,6 +711,20 @@ def shown_name(name: str) -> str:
     return OUTPUT_COST[name].split("`")[1]
 
 
+def _target_line(axes: Any, level: float, position: float, half: float, label: str) -> None:
+    """A target drawn across the bar at ``position``: a dashed line at ``level``."""
+    axes.hlines(
+        level,
+        position - half,
+        position + half,
+        colors="black",
+        linestyles="dashed",
+        linewidth=1.2,
+        zorder=3,
+        label=label,
+    )
+
+
 def plot_output_cost(cost: dict[str, Any], path: Path) -> None:
     """Two panels: each command's ratio to the floor per destination, with a dashed line at
     each target and the I/O floor; and how busy each parallel conversion kept its cores."""
@@ -741,16 +755,7 @@ def plot_output_cost(cost: dict[str, Any], path: Path) -> None:
     for position, name in enumerate(names):
         target = cost["targets"].get(name)
         if target is not None:
-            axes.hlines(
-                target["at_most"],
-                position - 0.45,
-                position + 0.45,
-                colors="black",
-                linestyles="dashed",
-                linewidth=1.2,
-                zorder=3,
-                label=label,
-            )
+            _target_line(axes, target["at_most"], position, 0.45, label)
             label = "_nolegend_"  # one legend entry for every target line
     axes.axhline(1.0, color="grey", linewidth=0.8, label="the floor")
     io_floor = measurements["cat"]["devnull"]["ratio_to_floor"]
@@ -766,15 +771,7 @@ def plot_output_cost(cost: dict[str, Any], path: Path) -> None:
     busy.bar_label(bars, labels=[f"{run['busy']:.2f}" for run in runs], fontsize=7, padding=2)
     for position, run in zip(positions, runs, strict=True):
         if "at_least" in run:
-            busy.hlines(
-                run["at_least"],
-                position - 0.35,
-                position + 0.35,
-                colors="black",
-                linestyles="dashed",
-                linewidth=1.2,
-                zorder=3,
-            )
+            _target_line(busy, run["at_least"], position, 0.35, "_nolegend_")
     busy.set_xticks(
         positions,
         [f"--jobs {run['jobs']}\n{PARALLEL_OUTPUTS[run['output']]}" for run in runs],

@@ -44,7 +44,7 @@ SUFFIXES: dict[OutputFormat, str] = {
 @dataclasses.dataclass(frozen=True)
 class Part:
     """A part written: its file (in the directory being written) and how many records it
-    holds, and how many of the range's records were skipped (``on_error="skip"``)."""
+    holds (what ``on_error="skip"`` passed over is counted by the reader of the parts)."""
 
     path: str
     records: int

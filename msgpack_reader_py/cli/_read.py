@@ -58,6 +58,10 @@ def add(commands: Any) -> None:
     read.set_defaults(run=run_read)
 
 
+_ITEM_ID = operator.itemgetter([f.name for f in dataclasses.fields(Item)].index("id"))
+"""An Item row's id (a row holds the fields in their order)."""
+
+
 def summarise(
     reader: SourceReader[Any], *, batches: bool = False, following: bool = False
 ) -> Summary:
@@ -73,11 +77,10 @@ def summarise(
     try:
         if batches:
             sum_of_ids = 0 if items else None
-            first = operator.itemgetter(0)  # an Item row's id
             for batch in reader:
                 count += len(batch)
                 if items:
-                    sum_of_ids += sum(map(first, batch))
+                    sum_of_ids += sum(map(_ITEM_ID, batch))
         elif items:
             sum_of_ids = 0
             for item in reader:
@@ -167,11 +170,10 @@ class _Summing:
 
     def collect(self, batches: Iterator[list[Any]]) -> list[tuple[int, int]]:
         count = total = 0
-        first = operator.itemgetter(0)  # an Item row's id
         for rows in itertools.chain.from_iterable(batches):  # a run's rows each
             count += len(rows)
             if self.items:
-                total += sum(map(first, rows))
+                total += sum(map(_ITEM_ID, rows))
         return [(count, total)]
 
 
