@@ -4,6 +4,7 @@ number of records, the same bytes with any --jobs."""
 from __future__ import annotations
 
 import io
+import math
 from pathlib import Path
 from typing import Any
 
@@ -297,9 +298,19 @@ def test_repeated_values_get_a_dictionary_and_varied_ones_do_not(records: int) -
         id: int
         level: str
         inner: dict[str, str]
+        ratio: float
+        note: str | None
 
     data = b"".join(
-        msgpack.packb({"id": i, "level": ("info", "warn")[i % 2], "inner": {"k": str(i)}})
+        msgpack.packb(
+            {
+                "id": i,
+                "level": ("info", "warn")[i % 2],
+                "inner": {"k": str(i)},
+                "ratio": math.nan if i % 5 else i / 5,  # NaN, not equal to itself: one value
+                "note": None if i % 5 else str(i),  # None: one value
+            }
+        )
         for i in range(records)
     )
     out = io.BytesIO()
@@ -307,6 +318,8 @@ def test_repeated_values_get_a_dictionary_and_varied_ones_do_not(records: int) -
     found = encodings(out.getvalue())
     assert "RLE_DICTIONARY" not in found["id"]  # every value new
     assert "RLE_DICTIONARY" in found["level"]  # two values
+    assert "RLE_DICTIONARY" in found["ratio"]  # a fifth of them new, the rest NaN
+    assert "RLE_DICTIONARY" in found["note"]  # a fifth of them new, the rest None
     assert "RLE_DICTIONARY" in found["inner.key_value.key"]  # nested: as pyarrow does
     assert pq.read_table(pa.BufferReader(out.getvalue())).num_rows == records
 
