@@ -6,7 +6,6 @@ import importlib
 import importlib.util
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 from .._reference.model import Item
@@ -60,13 +59,13 @@ def _is_record_type(value: Any) -> bool:
 def _module(name: str) -> Any:
     """The module ``name`` names: a ``.py`` file's path, or an importable dotted name."""
     if name.endswith(".py") or os.sep in name or "/" in name:
-        path = Path(name)
-        if not path.is_file():
+        # os.path, not pathlib: pathlib is 6 ms of every command's start.
+        if not os.path.isfile(name):
             raise TypeNotFound(f"no such file: {name}")
         # A module of its own under a name no import uses, registered while it runs so that
         # dataclasses and postponed annotations can find it.
-        unique = f"msgpack_reader_py._loaded_{abs(hash(str(path.resolve())))}"
-        spec = importlib.util.spec_from_file_location(unique, path)
+        unique = f"msgpack_reader_py._loaded_{abs(hash(os.path.realpath(name)))}"
+        spec = importlib.util.spec_from_file_location(unique, name)
         assert spec is not None
         assert spec.loader is not None
         module = importlib.util.module_from_spec(spec)
