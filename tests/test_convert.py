@@ -311,6 +311,7 @@ def test_help_describes_convert(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 _WITHOUT_PANDAS = """
+import os
 import sys
 from msgpack_reader_py.cli import main
 
@@ -318,10 +319,12 @@ way = sys.argv.pop(1)
 status = main() if way == "as-the-program" else main(sys.argv[1:])
 started_pandas = "pandas" in sys.modules
 started_compute = "pyarrow.compute" in sys.modules
+blas_threads = os.environ.get("OPENBLAS_NUM_THREADS")
 import pyarrow as pa
 
 frame = pa.table({"a": [1, 2]}).to_pandas()  # pandas still there for whoever needs it
-print(status, started_pandas, started_compute, list(frame["a"]), "pandas" in sys.modules)
+still = "pandas" in sys.modules
+print(status, started_pandas, started_compute, blas_threads, list(frame["a"]), still)
 """
 
 
@@ -332,7 +335,8 @@ def test_the_command_line_starts_arrow_without_pandas(tmp_path: Path, to: str, w
     command line never hands it a pandas object, and pandas stays importable afterwards. A
     program that calls main() with its own arguments keeps its pyarrow as it was. (A query
     is started the same way, but DuckDB 1.x imports pandas itself when it runs one.) Nor is
-    pyarrow.compute imported, 50-70 ms more, unless pandas brings it."""
+    pyarrow.compute imported, 50-70 ms more, unless pandas brings it; and numpy's OpenBLAS,
+    which the command line does not use, is asked for one thread, not one per core."""
     import subprocess
     import sys
 
@@ -340,14 +344,17 @@ def test_the_command_line_starts_arrow_without_pandas(tmp_path: Path, to: str, w
     source.write_bytes(pack_items(get_iter(10)))
     out = tmp_path / "out"
     command = ["convert", "--type", "item", "--to", to, "-o", str(out), str(source)]
+    environment = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     run = subprocess.run(
         [sys.executable, "-c", _WITHOUT_PANDAS, way, *command],
         capture_output=True,
         text=True,
         check=True,
+        env=environment,
     )
     started_pandas = way == "called"
+    blas_threads = "None" if started_pandas else "1"
     # Nor pyarrow.compute (50-70 ms): nothing a conversion does needs it; pandas imports it.
-    expected = f"0 {started_pandas} {started_pandas} [1, 2] True"
+    expected = f"0 {started_pandas} {started_pandas} {blas_threads} [1, 2] True"
     assert run.stdout.splitlines()[-1] == expected
     assert out.stat().st_size > 0

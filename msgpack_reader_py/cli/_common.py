@@ -451,7 +451,7 @@ def require_extra(feature: str, extra: str) -> None:
     except MissingExtraError as exc:
         raise Failure(str(exc)) from None
     if PROCESS.is_command:
-        _arrow_without_pandas()
+        _start_arrow()
 
 
 @dataclasses.dataclass
@@ -467,9 +467,9 @@ class _Process:
 PROCESS = _Process()
 
 
-def _arrow_without_pandas() -> None:
-    """Start pyarrow in this process as if pandas were not installed (where the process is
-    the command's alone: :data:`PROCESS`).
+def _start_arrow() -> None:
+    """Start pyarrow in this process as if pandas were not installed, and numpy's linear
+    algebra on one thread (where the process is the command's alone: :data:`PROCESS`).
 
     pyarrow imports pandas on the first array it builds (to ask whether the values are a
     pandas Series): 0.3-0.4 s on every command that writes Arrow or Parquet or runs a query
@@ -477,7 +477,13 @@ def _arrow_without_pandas() -> None:
     pandas object. pyarrow tries that import once and remembers
     the answer, so pandas is absent for that one try only: a later caller that needs pandas
     (``to_pandas()``) still gets it, imported then. Forked workers start with the same state.
+
+    pyarrow imports numpy, whose OpenBLAS starts a thread per core that spins for about
+    0.1 s of CPU time, taken from the conversion's own threads and workers; the command line
+    does no linear algebra, so it asks for one thread (``OPENBLAS_NUM_THREADS``, unless set).
     """
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if "pandas" in sys.modules:
         return  # imported already: nothing to save
     import pyarrow as pa
