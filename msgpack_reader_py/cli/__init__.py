@@ -165,9 +165,19 @@ def _terminable() -> Iterator[None]:
         for signum, handler in handlers.items()
         if signal.getsignal(signum) is not signal.SIG_IGN
     }
+    report = sys.unraisablehook
+
+    def unraisable(lost: sys.UnraisableHookArgs) -> None:
+        # A stop lost in a finaliser (an import's module lock, a __del__) is kept and acted
+        # upon: Python's "Exception ignored" and its traceback would only alarm the user.
+        if not (isinstance(lost.exc_value, (KeyboardInterrupt, Terminated)) and stopped()):
+            report(lost)
+
+    sys.unraisablehook = unraisable
     try:
         yield
     finally:
+        sys.unraisablehook = report
         for signum, handler in previous.items():
             signal.signal(signum, handler)
         stopped(forget=True)
