@@ -310,7 +310,7 @@ def test_help_describes_convert(capsys: pytest.CaptureFixture[str]) -> None:
         assert word in out
 
 
-_WITHOUT_PANDAS = """
+_STARTING_ARROW = """
 import os
 import sys
 from msgpack_reader_py.cli import main
@@ -330,7 +330,9 @@ print(status, started_pandas, started_compute, blas_threads, list(frame["a"]), s
 
 @pytest.mark.parametrize("way", ["as-the-program", "called"])
 @pytest.mark.parametrize("to", ["parquet", "arrow"])
-def test_the_command_line_starts_arrow_without_pandas(tmp_path: Path, to: str, way: str) -> None:
+def test_the_command_line_starts_arrow_without_what_it_does_not_use(
+    tmp_path: Path, to: str, way: str
+) -> None:
     """pyarrow imports pandas with its first array (0.3-0.4 s) unless told it is absent; the
     command line never hands it a pandas object, and pandas stays importable afterwards. A
     program that calls main() with its own arguments keeps its pyarrow as it was. (A query
@@ -346,7 +348,7 @@ def test_the_command_line_starts_arrow_without_pandas(tmp_path: Path, to: str, w
     command = ["convert", "--type", "item", "--to", to, "-o", str(out), str(source)]
     environment = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     run = subprocess.run(
-        [sys.executable, "-c", _WITHOUT_PANDAS, way, *command],
+        [sys.executable, "-c", _STARTING_ARROW, way, *command],
         capture_output=True,
         text=True,
         check=True,
