@@ -651,6 +651,19 @@ def test_inference_reads_local_files_and_names_a_remote_one(tmp_path: Path) -> N
         local_reader(f"file://{path}")
 
 
+def test_json_text_beside_lists_of_structs_of_nils_in_ranges_and_whole(tmp_path: Path) -> None:
+    """Spark's batches are valid where a JSON column sits beside a list of structs of
+    ``null`` fields (pyarrow 26 casts such a list to an invalid array)."""
+    records = [{"id": i, "odd": [None, [], i], "nils": [{"a": None}, None]} for i in range(60)]
+    path = write(tmp_path, b"".join(map(msgpack.packb, records)))
+    for blocksize in ("200", str(1 << 20)):
+        parts, table = read_locally(local_reader(str(path), blocksize=blocksize))
+        table.validate(full=True)
+        # A list of values of no one type: each value's JSON text.
+        assert table.to_pylist() == [{**r, "odd": [None, "[]", str(r["id"])]} for r in records]
+        assert (len(parts) > 1) == (blocksize == "200")
+
+
 def test_inference_from_the_first_records_refuses_a_later_key(tmp_path: Path) -> None:
     records = [{"id": i, "tag": f"t{i}", **({"late": i} if i == 60 else {})} for i in range(99)]
     path = write(tmp_path, b"".join(map(msgpack.packb, records)))

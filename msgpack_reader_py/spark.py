@@ -50,7 +50,7 @@ except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subproce
 
 from ._analysis.infer import Inferred
 from ._analysis.inferred import InferFrom, infer_sources, table_type
-from ._arrow.json_columns import storage_type
+from ._arrow.json_columns import storage_type, typed
 from ._arrow.reader import DEFAULT_BATCH_SIZE, ArrowJob, arrow_schema, read_batches, rebatched
 from ._base.errors import ReaderError
 from ._base.ext import fluentd_event_time
@@ -541,7 +541,8 @@ class _Reader(DataSourceReader):
         note_skipped(where, piece.skipped, piece.errors)
         if piece.error is not None:
             raise self._first_error(part, piece.error, arguments).in_source(name) from None
-        arrays = (array.cast(pa.struct(list(self.target))) for array in piece.value)
+        target = pa.struct(list(self.target))
+        arrays = (typing.cast(pa.StructArray, typed(a, target)) for a in piece.value)
         yield from rebatched(arrays, DEFAULT_BATCH_SIZE)
 
     def _first_error(
@@ -558,8 +559,8 @@ class _Reader(DataSourceReader):
         return error
 
     def _spark_batch(self, array: pa.StructArray) -> pa.RecordBatch:
-        cast = typing.cast(pa.StructArray, array.cast(pa.struct(list(self.target))))
-        return pa.RecordBatch.from_struct_array(cast)
+        spark = typing.cast(pa.StructArray, typed(array, pa.struct(list(self.target))))
+        return pa.RecordBatch.from_struct_array(spark)
 
 
 def _opened(file: Any) -> Any:

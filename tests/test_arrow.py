@@ -9,6 +9,7 @@ from offsets measured while packing; never from the code under test.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import io
 import typing
 from collections.abc import Callable
@@ -26,6 +27,7 @@ from msgpack_reader_py import (
     RecordError,
     StreamingReader,
 )
+from msgpack_reader_py._arrow.json_columns import storage_type, typed
 from msgpack_reader_py._arrow.reader import (
     JSON,
     BatchReader,
@@ -240,6 +242,84 @@ def test_named_tuple_and_tuple_record_types_hold_json_columns_too() -> None:
         {"sensor": "s1", "tags": '{"a":[1,null]}'}
     ]
     assert read_table(data, tuple[str, object]).to_pylist() == [{"0": "s1", "1": '{"a":[1,null]}'}]
+
+
+@dataclass
+class Nils:
+    a: None
+    b: None
+
+
+@dataclass
+class NilsBesideJSON:
+    odd: Any
+    nils: list[Nils | None]
+
+
+def test_json_columns_beside_lists_of_structs_of_nils_make_valid_arrays() -> None:
+    """A struct of JSON columns is its text wrapped, not cast: pyarrow 26 casts a list of
+    structs of ``null`` fields to an array whose children are too short."""
+    records = [{"odd": [None, [], i], "nils": [{"a": None, "b": None}, None]} for i in range(5)]
+    data = b"".join(packed(record) for record in records)
+    table = read_table(data, NilsBesideJSON, batch_size=2)
+    table.validate(full=True)
+    assert (
+        pa.concat_arrays(table.column("nils").chunks).to_pylist()
+        == [[{"a": None, "b": None}, None]] * 5
+    )
+    assert table.column("odd").to_pylist() == [f"[null,[],{i}]" for i in range(5)]
+
+
+@pytest.mark.parametrize(
+    ("arrow_type", "values"),
+    [
+        (pa.list_(pa.struct([("a", pa.null()), ("j", JSON)])), [[{"j": "1"}, None], None, []]),
+        (
+            pa.struct([("s", pa.struct([("j", JSON), ("n", pa.null())])), ("n", pa.int8())]),
+            [{"s": {"j": '"x"'}, "n": 1}, None, {"s": None, "n": None}, {"s": {"j": None}}],
+        ),
+        (pa.map_(pa.string(), JSON), [[("k", "[1]"), ("l", None)], None, [], [("m", "{}")]]),
+        (pa.list_(pa.int64()), [[1], None, [2, 3]]),
+    ],
+)
+@pytest.mark.parametrize("start", [0, 1, 2])
+def test_storage_is_typed_with_its_own_buffers(
+    arrow_type: pa.DataType, values: list[Any], start: int
+) -> None:
+    """An array built as its type's storage is that type, valid, holding the same values,
+    also when it is a slice; and back to its storage (as Spark takes it)."""
+    stored: Any = pa.array(values, storage_type(arrow_type)).slice(start)
+    made: Any = typed(stored, arrow_type)
+    made.validate(full=True)
+    assert made.type == arrow_type
+    assert len(made) == len(stored)
+    assert made.to_pylist() == stored.to_pylist()
+    back: Any = typed(made, stored.type)
+    back.validate(full=True)
+    assert (back.type, back.to_pylist()) == (stored.type, stored.to_pylist())
+
+
+NILS_AND = pa.list_(pa.struct([("n", pa.null()), ("t", pa.timestamp("us"))]))
+
+
+@pytest.mark.parametrize(
+    "arrow_type",
+    [
+        pa.list_(pa.struct([("n", pa.null()), ("t", pa.timestamp("us", tz="UTC"))])),
+        pa.list_(pa.struct([("t", pa.timestamp("us"))])),  # fewer fields: a cast by name
+        pa.large_list(NILS_AND.value_type),  # another kind of list: a cast
+    ],
+)
+def test_only_the_leaves_that_differ_are_cast(arrow_type: pa.DataType) -> None:
+    """Beside a list of structs of ``null`` fields, a leaf of another type is cast, and the
+    array is valid (pyarrow casts such a list to an invalid array)."""
+    when = dt.datetime(2024, 5, 1, 12, 30)
+    values = [[{"n": None, "t": when}, None], None, [{"t": None}]]
+    made: Any = typed(pa.array(values, NILS_AND), arrow_type)
+    made.validate(full=True)
+    assert made.type == arrow_type
+    expected: Any = pa.array(values, NILS_AND).cast(arrow_type)
+    assert made.to_pylist() == expected.to_pylist()
 
 
 # --------------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ import msgspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from msgpack_reader_py import ReaderError, RecordError, StreamingReader
@@ -300,6 +300,9 @@ def loud(status: int, err: str) -> None:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(records=streams())
+# A JSON column beside a list of structs of nothing but nils (pyarrow 26 casts such a list
+# to an invalid array, which once failed the Arrow outputs with a traceback).
+@example(records=[{"id": i, "b": [None, [], 0], "c": [{"a": None}, None]} for i in range(3)])
 def test_every_value_reaches_every_output_or_the_command_fails_loudly(
     records: list[Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 import pyarrow as pa
 
-__all__ = ["JSON", "empty_table", "is_json", "parsed", "storage", "storage_type"]
+__all__ = ["JSON", "empty_table", "is_json", "parsed", "storage", "storage_type", "typed"]
 
 JSON: pa.DataType = pa.json_(pa.string()) if hasattr(pa, "json_") else pa.string()
 """The column type of a field whose values have no Arrow type of their own: their JSON text,
@@ -61,13 +61,58 @@ def storage(column: pa.ChunkedArray[Any]) -> pa.ChunkedArray[Any]:
     return stored
 
 
+def typed(array: pa.Array[Any], arrow_type: pa.DataType) -> pa.Array[Any]:
+    """``array`` as ``arrow_type``, which differs from its type at most in its leaves: the
+    same buffers, an extension type wrapped around its storage or taken off it, and only a
+    leaf of another type cast.
+
+    Not a cast of the whole: a cast imports ``pyarrow.compute`` (50-70 ms of a conversion's
+    start), and pyarrow 26 casts a list of structs of ``null`` fields, even to its own type,
+    to an invalid array (the struct's children keep the list's length, not its values'),
+    which fails later, far from here.
+    """
+    if array.type == arrow_type:
+        return array
+    nested: Any = arrow_type
+    if isinstance(arrow_type, pa.BaseExtensionType):
+        return pa.ExtensionArray.from_storage(nested, typed(array, nested.storage_type))
+    if isinstance(array, pa.ExtensionArray):
+        return typed(array.storage, arrow_type)
+    children = _children(array, arrow_type)
+    if children is None:
+        return array.cast(arrow_type)
+    if array.offset:
+        # A struct's children are read with its offset applied: start from zero.
+        return typed(pa.concat_arrays([array]), arrow_type)
+    return pa.Array.from_buffers(
+        arrow_type,
+        len(array),
+        array.buffers()[: arrow_type.num_buffers],
+        array.null_count,
+        children=children,
+    )
+
+
+def _children(array: pa.Array[Any], arrow_type: pa.DataType) -> list[pa.Array[Any]] | None:
+    """The children of ``array`` as those of ``arrow_type``, where both are structs of as
+    many fields, lists or maps; else None."""
+    raw: Any = array
+    nested: Any = arrow_type
+    kind = array.type
+    if pa.types.is_struct(kind) and pa.types.is_struct(arrow_type):
+        if kind.num_fields != nested.num_fields:
+            return None
+        return [typed(raw.field(i), nested.field(i).type) for i in range(nested.num_fields)]
+    if pa.types.is_map(kind) and pa.types.is_map(arrow_type):  # values: keys and items
+        return [typed(raw.values, pa.struct([nested.key_field, nested.item_field]))]
+    if pa.types.is_list(kind) and pa.types.is_list(arrow_type):
+        return [typed(raw.values, nested.value_type)]
+    return None
+
+
 def _empty(arrow_type: pa.DataType) -> pa.Array[Any]:
-    """An empty array of ``arrow_type``: cast from its storage only where that differs (a
-    cast imports ``pyarrow.compute``, 50-70 ms of a conversion's start)."""
-    stored = storage_type(arrow_type)
-    if stored == arrow_type:
-        return pa.array([], arrow_type)
-    return pa.array([], stored).cast(arrow_type)
+    """An empty array of ``arrow_type``."""
+    return typed(pa.array([], storage_type(arrow_type)), arrow_type)
 
 
 def empty_table(schema: pa.Schema) -> pa.Table:

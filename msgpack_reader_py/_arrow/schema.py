@@ -36,7 +36,7 @@ from .._types.record_type import (
     union_fields,
     union_members,
 )
-from .json_columns import JSON, storage_type
+from .json_columns import JSON, storage_type, typed
 
 __all__ = ["ArrowColumns", "arrow_schema"]
 
@@ -235,7 +235,7 @@ class ArrowColumns:
     With a projection (``positions`` of the wanted fields, in the wanted order), only those
     fields are taken out of each tuple (``map(itemgetter(...))``, in C) and converted. Fields
     whose values pyarrow cannot take as they are (:func:`_preparer`) are prepared first; a
-    struct of :data:`JSON` columns is built as text and cast to it.
+    struct of :data:`JSON` columns is built as text and its text wrapped as JSON.
     """
 
     refusals: tuple[type[Exception], ...] = (
@@ -277,9 +277,7 @@ class ArrowColumns:
             built = pa.StructArray.from_arrays([column], fields=self.fields)
         else:
             built = pa.array(list(map(self.pick, values)), self.struct)
-        if self.struct != self.typed:
-            built = built.cast(self.typed)
-        return typing.cast(pa.StructArray, built)
+        return typing.cast(pa.StructArray, typed(built, self.typed))
 
     def _plain(self, values: list[Any]) -> list[Any]:
         if self.prepared:
