@@ -223,6 +223,53 @@ def test_sigint_while_blocked_on_stdin() -> None:
     assert out == b""
 
 
+# Run before the program (a sitecustomize on PYTHONPATH): a Ctrl-C as it lands while the
+# command line is imported, before the command can have set a handler of its own.
+INTERRUPTED_WHILE_STARTING = """
+import os, signal, sys
+
+class Interrupting:
+    def find_spec(self, name, path=None, target=None):
+        if name == "msgpack_reader_py.cli":
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+sys.meta_path.insert(0, Interrupting())
+"""
+
+
+@pytest.mark.parametrize(
+    "command", [MODULE, [str(CONSOLE_SCRIPT)]], ids=["module", "console-script"]
+)
+@pytest.mark.parametrize("ignored", [False, True], ids=["ctrl-c", "ignored"])
+def test_ctrl_c_while_the_command_line_starts_ends_it_quietly(
+    tmp_path: Path, command: list[str], ignored: bool
+) -> None:
+    """Interrupted while it imports, the command does nothing and exits 130 with no
+    traceback; where Ctrl-C is ignored (started in the background), it runs."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(INTERRUPTED_WHILE_STARTING)
+    source, out = tmp_path / "in.msgpack", tmp_path / "out.csv"
+    source.write_bytes(GOOD)
+    paths = [str(site), *filter(None, [os.environ.get("PYTHONPATH")])]
+    result = subprocess.run(
+        [*command, "convert", str(source), *ITEM, "--to", "csv", "-o", str(out)],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)},
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignored else None,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    if ignored:
+        assert (result.returncode, result.stderr) == (0, "")
+        assert len(out.read_text().splitlines()) == 1 + len(GOOD_ITEMS)
+    else:
+        assert (result.returncode, result.stdout, result.stderr) == (EXIT_INTERRUPTED, "", "")
+        assert not out.exists()
+
+
 def test_truncated_file(tmp_path: Path, reference_bytes: bytes) -> None:
     path = tmp_path / "truncated.msgpack"
     path.write_bytes(reference_bytes[:-10])
@@ -315,6 +362,26 @@ def test_import_and_help_load_no_bench_or_optional_dependency() -> None:
     )
     assert "usage: msgpack-reader" in result.stdout
     assert result.stderr.strip() == "loaded: []"
+
+
+def test_the_package_imports_nothing_until_a_name_is_used() -> None:
+    """``import msgpack_reader_py``, which the command line runs before it can handle a
+    Ctrl-C, loads only its version; every public name is there once it is used."""
+    probe = (
+        "import json, sys\n"
+        "before = set(sys.modules)\n"
+        "import msgpack_reader_py as package\n"
+        "loaded = sorted(set(sys.modules) - before)\n"
+        "absent = [name for name in package.__all__ if not hasattr(package, name)]\n"
+        "print(json.dumps([loaded, absent, sorted(set(package.__all__) - set(dir(package)))]))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=TIMEOUT, check=True
+    )
+    loaded, absent, undisclosed = json.loads(result.stdout)
+    ours = [f"msgpack_reader_py{name}" for name in ("", "._base", "._base.version")]
+    assert loaded == ["__future__", *ours]
+    assert (absent, undisclosed) == ([], [])
 
 
 # --- failure paths, each in a real process --------------------------------------------------
