@@ -10,9 +10,12 @@ import gc
 import io
 import json
 import os
+import signal
 import stat
 import sys
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +23,7 @@ import pytest
 
 from msgpack_reader_py import Item
 from msgpack_reader_py._base import atomic
+from msgpack_reader_py._output import columnar
 from msgpack_reader_py._output.formats import OutputFormat
 from msgpack_reader_py.cli import main
 
@@ -32,6 +36,7 @@ from .helpers import (
     ITEM,
     PREVIOUS,
     TEXT_FORMATS,
+    TIMEOUT,
     InterruptedStream,
     as_rows,
     assert_directory_holds,
@@ -190,6 +195,86 @@ def test_keyboard_interrupt_leaves_no_output(
         assert_directory_holds(tmp_path, {out.name})
     else:
         assert_directory_holds(tmp_path, set())
+
+
+@pytest.mark.parametrize("to", COLUMN_FORMATS)
+def test_ctrl_c_while_the_writer_thread_writes_the_last_batch_stops_quietly(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    reference_file: Path,
+    to: OutputFormat,
+) -> None:
+    """A Ctrl-C while the command waits for its writer's thread: the file is closed only once
+    the thread has stopped (closed under it, pyarrow failed with an error of its own, and the
+    command exited 1 with it), and the command stops as on any Ctrl-C."""
+    finishing = threading.Event()
+    writing: list[bool] = []
+    real_init, real_finish = columnar._Behind.__init__, columnar._Behind.finish
+
+    def init(behind: Any, write: Callable[[Any], None]) -> None:
+        def slow(batch: Any) -> None:
+            writing.append(True)
+            assert finishing.wait(TIMEOUT)
+            # Ctrl-C, a real signal: it wakes the main thread, which waits for this one.
+            signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+            time.sleep(0.2)
+            write(batch)
+            writing.append(False)
+
+        real_init(behind, slow)
+
+    def finish(behind: Any) -> None:
+        finishing.set()
+        real_finish(behind)
+
+    monkeypatch.setattr(columnar._Behind, "__init__", init)
+    monkeypatch.setattr(columnar._Behind, "finish", finish)
+    out = tmp_path / f"out.{to}"
+    assert main(["convert", str(reference_file), *ITEM, "--to", to, "-o", str(out)]) == 130
+    assert capsys.readouterr() == ("", "")
+    assert writing == [True, False]  # the batch being written was finished, no other begun
+    assert_directory_holds(tmp_path, {reference_file.name})
+
+
+def test_a_failure_in_the_clean_up_after_a_ctrl_c_is_not_what_the_user_hears_of(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    reference_bytes: bytes,
+) -> None:
+    """What fails as a conversion unwinds from a Ctrl-C (closing a writer the stop cut
+    short) is its consequence: the command stops quietly with 130, not with that error."""
+
+    def broken_close(writer: Any) -> None:
+        raise OSError(errno.EIO, "Column 3 had 65536 while previous column had 40000")
+
+    class CtrlC(io.RawIOBase):
+        """Standard input, then a real Ctrl-C: the command's handler raises it, and keeps it."""
+
+        def __init__(self) -> None:
+            self._data = io.BytesIO(reference_bytes[:200_000])
+
+        def readable(self) -> bool:
+            return True
+
+        def read(self, size: int = -1, /) -> bytes:
+            chunk = self._data.read(size)
+            if not chunk:
+                signal.raise_signal(signal.SIGINT)
+            return chunk
+
+    monkeypatch.setattr(columnar._Parquet, "close", broken_close)
+    fake_stdin(monkeypatch, CtrlC())
+    out = tmp_path / "out.parquet"
+    assert main(["convert", "-", *ITEM, "--to", "parquet", "-o", str(out)]) == EXIT_INTERRUPTED
+    assert capsys.readouterr() == ("", "")
+    assert_directory_holds(tmp_path, set())
+    # Without a stop, the same failure is the command's error.
+    fake_stdin(monkeypatch, io.BytesIO(reference_bytes[:200_000]))
+    assert main(["convert", "-", *ITEM, "--to", "parquet", "-o", str(out)]) == EXIT_DATA_ERROR
+    assert "Column 3 had 65536" in error_line(capsys.readouterr().err)
+    assert_directory_holds(tmp_path, set())
 
 
 def test_keyboard_interrupt_with_a_progress_bar(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import io
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, Literal
 
 from .formats import Codec, OutputFormat, output_settings
@@ -70,6 +70,7 @@ def columns_out(
             if groups is not None:
                 groups.finish()
         finally:
+            behind.abandon()  # cut short (a Ctrl-C): the writer is never closed under its thread
             writer.close()
             sink.detach()  # what is buffered is written; the stream stays the caller's
             kept.raise_failure()
@@ -237,6 +238,8 @@ class _Behind:
         self._write = write
         self._queue: queue.Queue[Any] = queue.Queue(self._AHEAD)
         self._failure: BaseException | None = None
+        self._dropping = False
+        self._ended = threading.Event()
         self._thread = threading.Thread(target=self._run, name="columns-writer", daemon=True)
 
     def write(self, batch: Any) -> None:
@@ -253,8 +256,33 @@ class _Behind:
         if self._thread.ident is None:
             return  # no batch came
         self._queue.put(_DONE)
-        self._thread.join()
+        self._ended.wait()
         self._raise()
+
+    def abandon(self) -> None:
+        """Where :meth:`finish` was cut short (a Ctrl-C while it waited): the batches not yet
+        written dropped, and the thread waited for, so that nothing writes once this returns.
+        A stop that comes meanwhile is raised once the thread has ended.
+
+        The thread's end is its own event, not ``Thread.join`` or ``is_alive``: a join that a
+        Ctrl-C interrupts marks the thread ended while it still runs (CPython 3.10 to 3.12)."""
+        if self._thread.ident is None or self._ended.is_set():
+            return
+        import queue
+
+        self._dropping = True
+        with suppress(queue.Empty):  # room for the end: only this thread puts
+            while True:
+                self._queue.get_nowait()
+        self._queue.put_nowait(_DONE)
+        late: BaseException | None = None
+        while not self._ended.is_set():
+            try:
+                self._ended.wait()
+            except BaseException as exc:  # noqa: BLE001, PERF203 - raised once it has ended
+                late = late or exc
+        if late is not None:
+            raise late
 
     def _raise(self) -> None:
         if self._failure is not None:
@@ -262,12 +290,16 @@ class _Behind:
             raise failure
 
     def _run(self) -> None:
-        while (batch := self._queue.get()) is not _DONE:
-            if self._failure is None:  # after a failure, batches are only taken, not written
-                try:
-                    self._write(batch)
-                except BaseException as exc:  # noqa: BLE001 - raised again in the caller
-                    self._failure = exc
+        try:
+            while (batch := self._queue.get()) is not _DONE:
+                # After a failure, or once abandoned, batches are only taken, not written.
+                if self._failure is None and not self._dropping:
+                    try:
+                        self._write(batch)
+                    except BaseException as exc:  # noqa: BLE001 - raised again in the caller
+                        self._failure = exc
+        finally:
+            self._ended.set()
 
 
 _DONE = object()

@@ -89,10 +89,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             if getattr(args, "follow", False):
                 _check_followed(parser, sources)
             run: Callable[[argparse.Namespace], int] = args.run
-            status = run(args)
+            try:
+                status = run(args)
+            except (Failure, BrokenPipeError):
+                if stopped() is None:
+                    raise
+                # What failed after a stop (a writer's clean-up the Ctrl-C cut short) is its
+                # consequence: the stop is what the user hears of.
             lost = stopped()
             if lost is not None:
-                raise lost  # raised in a finaliser and lost there: the command stops all the same
+                raise lost  # lost in a finaliser, or followed by a failure: the command stops
             return status
         except Failure as exc:
             return _fail(str(exc), exc.status)
