@@ -5,6 +5,7 @@ quietly as one later does."""
 from __future__ import annotations
 
 import signal
+import threading
 
 __all__ = ["main"]
 
@@ -19,7 +20,9 @@ def main() -> int:
     """
     noted: list[int] = []
     previous = signal.getsignal(signal.SIGINT)
-    if previous is signal.SIG_IGN:  # started in the background (nohup, &): left ignored
+    # Ignored (started in the background: nohup, &) it stays ignored; and a handler can be
+    # set only in the main thread.
+    if previous is signal.SIG_IGN or threading.current_thread() is not threading.main_thread():
         from .cli import main as command
     else:
         signal.signal(signal.SIGINT, lambda signum, frame: noted.append(signum))
