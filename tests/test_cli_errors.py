@@ -538,9 +538,20 @@ def test_keyboard_interrupt_during_dump(
     assert len(dumped) > 0
 
 
+@pytest.mark.parametrize("previous", [None, b"kept"], ids=["new", "over-a-file"])
 def test_keyboard_interrupt_during_generate(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    previous: bytes | None,
 ) -> None:
+    """An interrupted generate leaves no file begun, and a file that was there as it was."""
+    path = tmp_path / "generated.msgpack"
+    if previous is not None:
+        path.write_bytes(previous)
     monkeypatch.setattr(cli_generate, "write_items", raise_keyboard_interrupt)
-    assert main(["generate", "--path", str(tmp_path / "generated.msgpack")]) == EXIT_INTERRUPTED
+    assert main(["generate", "--path", str(path)]) == EXIT_INTERRUPTED
     assert capsys.readouterr() == ("", "")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ([] if previous is None else [path.name])
+    if previous is not None:
+        assert path.read_bytes() == previous

@@ -8,6 +8,7 @@ import itertools
 import sys
 from typing import Any
 
+from .._base.atomic import replacing
 from .._reference.generator import DEFAULT_SEED, get_iter, write_items
 from ._common import (
     DEFAULT_MESSAGES,
@@ -60,7 +61,7 @@ def _run_generate(args: argparse.Namespace) -> int:
             progress_of(args.progress, label, args.messages, unit="records") as progress,
             contextlib.nullcontext(sys.stdout.buffer)
             if to_stdout
-            else open(args.path, "wb") as out,
+            else replacing(args.path) as out,  # whole or not at all, as every output
         ):
             written = 0
             records = 0
