@@ -270,6 +270,41 @@ def test_ctrl_c_while_the_command_line_starts_ends_it_quietly(
         assert not out.exists()
 
 
+# A Ctrl-C that lands in code exec() runs from a string, as a dataclass's methods are made,
+# once the command runs (its handler is set): here as `random`, which generate imports, is.
+INTERRUPTED_IN_EXEC = """
+import signal, sys
+
+class Interrupting:
+    def find_spec(self, name, path=None, target=None):
+        if name == "random" and signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+            exec("signal.raise_signal(signal.SIGINT)\\nfor _ in range(9): pass")
+        return None
+
+sys.meta_path.insert(0, Interrupting())
+"""
+
+
+def test_ctrl_c_in_code_run_from_a_string_exits_130_not_by_the_signal(tmp_path: Path) -> None:
+    """CPython ends a `python -m` program by SIGINT once a KeyboardInterrupt has left code
+    exec() ran from a string, whatever status it returns: the command returns 130 still."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(INTERRUPTED_IN_EXEC)
+    out = tmp_path / "out.msgpack"
+    paths = [str(site), *filter(None, [os.environ.get("PYTHONPATH")])]
+    result = subprocess.run(
+        [*MODULE, "generate", "--path", str(out)],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)},
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT_INTERRUPTED, "", "")
+    assert not out.exists()
+
+
 def test_truncated_file(tmp_path: Path, reference_bytes: bytes) -> None:
     path = tmp_path / "truncated.msgpack"
     path.write_bytes(reference_bytes[:-10])

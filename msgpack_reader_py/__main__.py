@@ -34,7 +34,13 @@ def main() -> int:
             from .cli._common import EXIT_INTERRUPTED
 
             return EXIT_INTERRUPTED
-    return command()
+    status = command()
+    # CPython keeps a flag once a KeyboardInterrupt has left code that exec() or eval() ran
+    # from a string (a dataclass's methods, a namedtuple's: a Ctrl-C can land there), and a
+    # program run by `python -m` then ends by SIGINT at exit, whatever status it returns. The
+    # command has acted upon that Ctrl-C: running a string of nothing clears the flag.
+    exec("")
+    return status
 
 
 if __name__ == "__main__":
