@@ -20,6 +20,7 @@ import fsspec
 import msgpack
 import msgspec
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 import msgpack_reader_py
@@ -35,6 +36,7 @@ from msgpack_reader_py import (
     pack_items,
 )
 from msgpack_reader_py import dask as dask_module
+from msgpack_reader_py._analysis.inferred import files_type
 from msgpack_reader_py._arrow.reader import read_batches, read_table
 from msgpack_reader_py._base.ext import fluentd_event_time
 from msgpack_reader_py._base.extras import MissingExtraError
@@ -659,6 +661,22 @@ def test_bytes_fields_stay_bytes(tmp_path: Path) -> None:
     assert frame["payload"].tolist() == [row[1] for row in BLOB_ROWS]
     assert frame["extra"].tolist() == [row[2] for row in BLOB_ROWS]
     assert read_bag(pattern, Blob).compute(scheduler="threads") == [Blob(*r) for r in BLOB_ROWS]
+
+
+def test_nested_columns_hold_valid_arrays_lists_of_structs_of_nils_too(tmp_path: Path) -> None:
+    """A nested column is its Arrow array as it was read: pandas 2's ArrowDtype casts a column
+    to its own type, and pyarrow casts a list of structs of null fields to an invalid array."""
+    records = [{"id": i, "odd": [None, [], i], "nils": [{"a": None}, None]} for i in range(5)]
+    path = tmp_path / "nils.msgpack"
+    path.write_bytes(b"".join(map(msgpack.packb, records)))
+    record_type = files_type([str(path)], None, ReadOptions())
+    frame = read_dataframe(str(path), record_type).compute(scheduler="sync")
+    for name in ("odd", "nils"):
+        assert isinstance(frame[name].dtype, pd.ArrowDtype)
+        arrays: Any = frame[name].array
+        pa.chunked_array(arrays).validate(full=True)
+    assert frame["nils"].tolist() == [[{"a": None}, None]] * 5
+    assert frame["odd"].tolist() == [[None, "[]", str(i)] for i in range(5)]
 
 
 # --- the extras -----------------------------------------------------------------------------------

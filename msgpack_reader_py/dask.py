@@ -443,7 +443,11 @@ def _to_pandas(table: pa.Table) -> pd.DataFrame:
         if field.type == JSON:  # its text
             column = storage(column)
             field = field.with_type(column.type)
-        if isinstance(dtype, pd.api.extensions.ExtensionDtype):
+        if isinstance(dtype, pd.ArrowDtype):
+            # Wrapped as it is: pandas 2's ArrowDtype casts a column to its own type, and
+            # pyarrow casts a list of structs of null fields to an invalid array.
+            columns[field.name] = pd.Series(pd.arrays.ArrowExtensionArray(column))
+        elif isinstance(dtype, pd.api.extensions.ExtensionDtype):
             columns[field.name] = column.to_pandas(types_mapper={field.type: dtype}.get)
         else:
             columns[field.name] = column.to_pandas()
