@@ -223,15 +223,15 @@ def test_sigint_while_blocked_on_stdin() -> None:
     assert out == b""
 
 
-# Run before the program (a sitecustomize on PYTHONPATH): a Ctrl-C as it lands while the
-# command line is imported, before the command can have set a handler of its own.
+# Run before the program (a sitecustomize on PYTHONPATH): a Ctrl-C, TERM or HUP as it lands
+# while the command line is imported, before the command can have set a handler of its own.
 INTERRUPTED_WHILE_STARTING = """
 import os, signal, sys
 
 class Interrupting:
     def find_spec(self, name, path=None, target=None):
         if name == "msgpack_reader_py.cli":
-            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), int(os.environ["STOP_WITH"]))
         return None
 
 sys.meta_path.insert(0, Interrupting())
@@ -241,12 +241,14 @@ sys.meta_path.insert(0, Interrupting())
 @pytest.mark.parametrize(
     "command", [MODULE, [str(CONSOLE_SCRIPT)]], ids=["module", "console-script"]
 )
-@pytest.mark.parametrize("ignored", [False, True], ids=["ctrl-c", "ignored"])
-def test_ctrl_c_while_the_command_line_starts_ends_it_quietly(
-    tmp_path: Path, command: list[str], ignored: bool
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+@pytest.mark.parametrize("ignored", [False, True], ids=["handled", "ignored"])
+def test_a_stop_while_the_command_line_starts_ends_it_quietly(
+    tmp_path: Path, command: list[str], stop: signal.Signals, ignored: bool
 ) -> None:
-    """Interrupted while it imports, the command does nothing and exits 130 with no
-    traceback; where Ctrl-C is ignored (started in the background), it runs."""
+    """Stopped while it imports, the command does nothing and exits with its status for the
+    signal (130, 143, 129), no traceback; where the signal is ignored (nohup, started in the
+    background), it runs."""
     site = tmp_path / "site"
     site.mkdir()
     (site / "sitecustomize.py").write_text(INTERRUPTED_WHILE_STARTING)
@@ -255,8 +257,8 @@ def test_ctrl_c_while_the_command_line_starts_ends_it_quietly(
     paths = [str(site), *filter(None, [os.environ.get("PYTHONPATH")])]
     result = subprocess.run(
         [*command, "convert", str(source), *ITEM, "--to", "csv", "-o", str(out)],
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)},
-        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignored else None,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(paths), "STOP_WITH": str(int(stop))},
+        preexec_fn=(lambda: signal.signal(stop, signal.SIG_IGN)) if ignored else None,
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
@@ -266,7 +268,7 @@ def test_ctrl_c_while_the_command_line_starts_ends_it_quietly(
         assert (result.returncode, result.stderr) == (0, "")
         assert len(out.read_text().splitlines()) == 1 + len(GOOD_ITEMS)
     else:
-        assert (result.returncode, result.stdout, result.stderr) == (EXIT_INTERRUPTED, "", "")
+        assert (result.returncode, result.stdout, result.stderr) == (128 + stop, "", "")
         assert not out.exists()
 
 
