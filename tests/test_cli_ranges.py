@@ -1,5 +1,5 @@
 """The command line on one file in pieces: count, head, tail, dump --start, and --jobs for
-read, convert and count, whose results are those of one process."""
+read, dump, convert and count, whose results are those of one process."""
 
 from __future__ import annotations
 
@@ -163,6 +163,44 @@ def test_convert_with_jobs_writes_the_same_bytes(
     assert capsys.readouterr().err == ""
     assert len(splits) == 1
     assert splits[0] > 2
+
+
+@pytest.mark.parametrize("form", ["jsonl", "csv"])
+def test_dump_with_jobs_writes_the_same_bytes(
+    capsys: pytest.CaptureFixture[str], items_path: Path, form: str, splits: list[int]
+) -> None:
+    outputs = []
+    for jobs in ("1", "2"):
+        assert main(["dump", *ITEM, "--format", form, "-j", jobs, str(items_path)]) == 0
+        out, err = capsys.readouterr()
+        assert err == ""
+        outputs.append(out)
+    assert outputs[0] == outputs[1]
+    assert len(outputs[0].splitlines()) >= 2000
+    assert len(splits) == 1
+    assert splits[0] > 2
+
+
+@pytest.mark.parametrize(
+    ("options", "why"),
+    [
+        (["--format", "jsonl", "--limit", "3"], "--limit and --start"),
+        (["--format", "jsonl", "--start", "1997"], "--limit and --start"),
+        (["--format", "table", "--limit", "3"], "a table's columns"),
+    ],
+)
+def test_dump_with_jobs_that_reads_on_one_process_says_why(
+    capsys: pytest.CaptureFixture[str],
+    items_path: Path,
+    splits: list[int],
+    options: list[str],
+    why: str,
+) -> None:
+    assert main(["dump", *ITEM, *options, "-j", "2", str(items_path)]) == 0
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 3 + 2 * ("table" in options)  # a table's two header lines
+    assert err == f"note: read on one process: {why} need every record before\n"
+    assert splits == []
 
 
 def test_head_tail_and_skip(capsys: pytest.CaptureFixture[str], items_path: Path) -> None:

@@ -203,6 +203,30 @@ class NamedOutput(io.RawIOBase):
             raise
         return len(data) if written is None else written
 
+    def write_from(self, file: IO[bytes]) -> None:
+        """Write what ``file`` (an open file) holds from where it stands on: copied by the
+        system (``sendfile``), never read into this process, where it can copy between the
+        two (Linux: to a file, a pipe or a socket); else a mebibyte at a time."""
+        try:
+            self.flush()  # what was written before goes first
+            at = file.tell()
+            target = _descriptor(self._out)
+            if target is not None and hasattr(os, "sendfile"):
+                source, start = file.fileno(), at
+                try:
+                    while sent := os.sendfile(target, source, at, _COPIED):
+                        at += sent
+                    return
+                except OSError as exc:
+                    if exc.errno not in _NO_SENDFILE or at != start:
+                        raise
+            file.seek(at)
+            while data := file.read(_COPIED):
+                self._out.write(data)
+        except OSError as exc:
+            self._name(exc)
+            raise
+
     def flush(self) -> None:
         if self._closing:
             return  # the wrapped stream is its owner's to flush and close
@@ -219,3 +243,18 @@ class NamedOutput(io.RawIOBase):
     def _name(self, exc: OSError) -> None:
         if exc.filename is None:
             exc.filename = self.name
+
+
+_COPIED = 1 << 20
+# sendfile's refusals of a pair of files it does not copy between (macOS: a target that is no
+# socket), before anything was copied: then read and written instead.
+_NO_SENDFILE = {errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOTSOCK}
+
+
+def _descriptor(out: Any) -> int | None:
+    """The file descriptor under ``out``, or ``None``: an in-memory stream, a wrapper."""
+    try:
+        descriptor = out.fileno()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
+        return None
+    return descriptor if isinstance(descriptor, int) else None

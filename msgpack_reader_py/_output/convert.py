@@ -10,9 +10,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
+import itertools
 import os
+import tempfile
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import IO, TYPE_CHECKING, Any
 
@@ -32,14 +34,13 @@ from .._readers.streaming_reader import (
 from .._readers.values import ValueReader
 from .._reference.model import Item
 from .._split.parallel import Splitting
-from .._split.ranges import Flattened
 from .._stream.delivery import KEPT_ERRORS, Plan
 from .._stream.sources import Source
 from .columnar import columns_out
 from .formats import COLUMNAR, FORMATS, Codec, OutputFormat, output_settings
 from .parts import Part, PartsJob, name_parts, parts_of
 from .query import Query
-from .text import text_out
+from .text import Encoded, text_encoder, text_out
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -192,9 +193,11 @@ def convert(
         from .query import Query
 
         query = Query(arrow_schema(record_type), tuple(select) if select else None, where)
-    if start or limit is not None or inferred is not None:
+    if start or limit is not None or inferred is not None or to == "table":
         # Read in this process: from a record other than the first, or a few records only;
-        # and an inferred type is made in this process only, it cannot be sent to workers.
+        # an inferred type is made in this process only, it cannot be sent to workers; and a
+        # table's columns are as wide as the batches before need, batches a split read cuts
+        # elsewhere.
         splitting = Splitting()
     job = _Job(
         sources,
@@ -274,7 +277,11 @@ class _Job:
             )
         if self.splitting.applies(source, self.record_type, options):
             return PieceReader(
-                source, self.record_type, TextJob(), splitting=self.splitting, options=options
+                source,
+                self.record_type,
+                TextJob(self.to, self.record_type, self.allow_nan),
+                splitting=self.splitting,
+                options=options,
             )
         return RowBatches(source, self.record_type, options, start)
 
@@ -377,9 +384,60 @@ def _nothing(_batch: Any) -> None:
     """Writes nothing: a conversion with no destination counts what it would write."""
 
 
-class TextJob(Flattened):
-    """A range job (:class:`~.ranges.RangeJob`) of the text formats: each read's records as a
-    batch of checked rows, as :class:`~.streaming_reader.RowBatches` makes them."""
+@dataclasses.dataclass(frozen=True)
+class TextJob:
+    """A range job (:class:`~.ranges.RangeJob`) of JSON Lines and CSV: each read's records
+    as a batch of checked rows, as :class:`~.streaming_reader.RowBatches` makes them, written
+    as text by the worker that read them (:func:`~.text.text_encoder`), so that this process
+    only copies bytes out."""
+
+    to: OutputFormat
+    record_type: Any
+    allow_nan: bool
+    spool: str | None = None
+    """Where a worker leaves a range's text, in a file that this process has the system copy
+    to the output (:meth:`spooled`): sent through a pipe, it would be copied four times more;
+    ``None``: sent as it is."""
 
     def plan(self, record_type: Any, options: ReadOptions) -> Plan:
         return rows_plan(record_type, options)
+
+    def spooled(self, directory: str) -> TextJob:
+        """This job, leaving each range's text in a file in ``directory``."""
+        return dataclasses.replace(self, spool=directory)
+
+    def collect(self, batches: Iterator[list[Any]]) -> list[Any]:
+        # Each run's rows encoded as they come and let go: a range's rows held all at once
+        # took fresh memory from the system for every range (ten times the page faults).
+        encode = text_encoder(self.to, self.record_type, self.allow_nan)
+        runs = itertools.chain.from_iterable(batches)
+        if self.spool is None:
+            return [Encoded(len(rows), encode(rows)) for rows in runs]
+        records = 0
+        handle, path = tempfile.mkstemp(suffix=".txt", dir=self.spool)
+        with os.fdopen(handle, "wb") as file:
+            for rows in runs:
+                file.write(encode(rows))
+                records += len(rows)
+        return [_SpooledText(path, records)]
+
+    @staticmethod
+    def received(value: list[Any]) -> list[Any]:
+        """A range's batches: its text in the file a worker left it in."""
+        return [_opened(v) if type(v) is _SpooledText else v for v in value]
+
+
+@dataclasses.dataclass(frozen=True)
+class _SpooledText:
+    """Where a worker left a range's text (:class:`TextJob`), and its records."""
+
+    path: str
+    records: int
+
+
+def _opened(spooled: _SpooledText) -> Encoded:
+    """The text a worker left, in its file: opened and removed at once (the open file keeps
+    it until it is written out, or dropped)."""
+    file = open(spooled.path, "rb")  # noqa: SIM115 - closed once written
+    os.unlink(spooled.path)
+    return Encoded(spooled.records, file)

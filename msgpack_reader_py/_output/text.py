@@ -13,6 +13,7 @@ timestamp as RFC 3339).
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import itertools
 import math
@@ -27,6 +28,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 
 import msgspec
 
+from .._base.atomic import NamedOutput
 from .._base.json_text import json_key, json_lines, json_text
 from .._types.columns import columns_of, members
 from .._types.record_type import literal_values
@@ -39,12 +41,15 @@ from .formats import OutputFormat
 __all__ = [
     "CsvRows",
     "CsvType",
+    "Encoded",
+    "Encoder",
     "JsonLines",
     "TableRows",
     "csv_cell",
     "csv_type",
     "cut",
     "display_width",
+    "text_encoder",
     "text_out",
 ]
 
@@ -84,29 +89,37 @@ class JsonLines:
 
     def write(self, rows: Iterable[Any]) -> None:
         """Write each record: a value, or (with ``names``) a tuple of field values."""
+        lines = self.encode(rows)
+        if lines:
+            _write_bytes(self._out, lines)
+
+    def encode(self, rows: Iterable[Any]) -> bytes:
+        """The lines :meth:`write` writes of ``rows``, as UTF-8."""
         if self._row is not None:
             batch = list(itertools.starmap(self._row, rows))
         else:
             batch = _objects(rows, self._names, self._own)
-        if not batch:
-            return
         if not self._allow_nan:
             lines = json_lines(batch)
             if lines is not None:
-                _write_bytes(self._out, lines)
-                return
-        self._out.write("".join(json_text(v, allow_nan=self._allow_nan) + "\n" for v in batch))
+                return lines
+        text = "".join(json_text(v, allow_nan=self._allow_nan) + "\n" for v in batch)
+        return text.encode("utf-8")
 
 
-def _write_bytes(out: IO[str], lines: bytes) -> None:
-    """UTF-8 as msgspec made it, to the bytes under a text stream where it has them: not
-    decoded to be encoded again."""
+def _write_bytes(out: IO[str], lines: bytes | IO[bytes]) -> None:
+    """UTF-8 as msgspec made it (or a file of it), to the bytes under a text stream where it
+    has them: not decoded to be encoded again."""
     buffer = getattr(out, "buffer", None)
-    if buffer is None:
+    if not isinstance(lines, bytes):
+        out.flush()
+        with lines:  # spooled text comes only to a conversion's output, always named
+            typing.cast(NamedOutput, buffer).write_from(lines)
+    elif buffer is None:
         out.write(lines.decode("utf-8"))
-        return
-    out.flush()  # what was written as text goes first
-    buffer.write(lines)
+    else:
+        out.flush()  # what was written as text goes first
+        buffer.write(lines)
 
 
 def _objects(
@@ -331,14 +344,20 @@ class CsvRows:
 
     def write(self, rows: Iterable[Sequence[Any]]) -> None:
         """Write each row of field values, in field order."""
+        data = self.encode(rows)
+        if data:
+            _write_bytes(self._out, data)
+
+    def encode(self, rows: Iterable[Sequence[Any]]) -> bytes:
+        """The CSV rows :meth:`write` writes of ``rows``, as UTF-8 (the header row is written
+        once, when the writer is made)."""
         batch = _with_cells(list(rows), self._rendered)
         if not batch:
-            return
+            return b""
         try:
-            data = self._csv(batch, self._text, self._floats)
+            return self._csv(batch, self._text, self._floats)
         except (TypeError, OverflowError):  # a value not of its column's kind: its cell's text
-            data = self._csv(_with_cells(batch, self._every), self._every, [])
-        _write_bytes(self._out, data)
+            return self._csv(_with_cells(batch, self._every), self._every, [])
 
     def _csv(self, batch: list[Sequence[Any]], texts: list[int], floats: list[int]) -> bytes:
         cells: list[bytes] = []
@@ -430,35 +449,67 @@ def _with_cells(batch: list[Sequence[Any]], positions: list[int]) -> list[Sequen
     return rows
 
 
+Encoder = Callable[[Any], bytes]
+"""What writes a batch of rows as text, in bytes (:func:`text_encoder`)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Encoded:
+    """A batch of records already written as text (by the worker that read them, as
+    :func:`text_encoder` writes them), and how many records it holds."""
+
+    records: int
+    data: bytes | IO[bytes]
+    """The text, or an open file holding it from where it stands on (a worker's, spooled)."""
+
+    def __len__(self) -> int:
+        return self.records
+
+
+def text_encoder(to: OutputFormat, record_type: Any, allow_nan: bool) -> Encoder:
+    """What writes a batch of checked rows of ``record_type`` as JSON Lines or CSV (``to``)
+    as :func:`text_out` would, but the CSV header row, as bytes to be written later: a
+    batch's text does not depend on the batches before it (a table's would)."""
+    writer = _writer(io.StringIO(), to, record_type, allow_nan)  # a header goes nowhere
+    return typing.cast("JsonLines | CsvRows", writer).encode
+
+
+def _writer(
+    text: IO[str], to: OutputFormat, record_type: Any, allow_nan: bool
+) -> JsonLines | CsvRows | TableRows:
+    """The writer of ``to`` of records of ``record_type`` (``None``: untyped values)."""
+    if record_type is None:
+        return TableRows(text) if to == "table" else JsonLines(text, allow_nan=allow_nan)
+    columns = columns_of(record_type)
+    if to == "jsonl":
+        own = columns.own_columns()
+        return JsonLines(text, columns.names, allow_nan=allow_nan, own_columns=own)
+    if to == "table":
+        return TableRows(text, columns.names, own_columns=columns.own_columns())
+    return CsvRows(text, columns.names, [csv_type(a) for a in columns.annotations])
+
+
 @contextmanager
 def text_out(
     out: Any, to: OutputFormat, record_type: Any, allow_nan: bool, arrow: pa.Schema | None = None
 ) -> Iterator[Callable[[Any], None]]:
     """Write batches of records (tuples of field values, or untyped values; or, given their
-    ``arrow`` schema, Arrow batches) as text, each batch flushed: a batch is a read's
-    records, and a reader of the output (a pipe, a terminal) sees them as they are read, not
-    when a buffer fills."""
+    ``arrow`` schema, Arrow batches; or batches :class:`Encoded` already) as text, each batch
+    flushed: a batch is a read's records, and a reader of the output (a pipe, a terminal)
+    sees them as they are read, not when a buffer fills."""
     text = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=True)
     write: Callable[[Any], None]
     try:
         if arrow is not None:
             write = _arrow_rows(text, to, arrow, allow_nan)
-        elif record_type is None:
-            untyped = TableRows(text) if to == "table" else JsonLines(text, allow_nan=allow_nan)
-            write = untyped.write
         else:
-            columns = columns_of(record_type)
-            if to == "jsonl":
-                own = columns.own_columns()
-                write = JsonLines(text, columns.names, allow_nan=allow_nan, own_columns=own).write
-            elif to == "table":
-                write = TableRows(text, columns.names, own_columns=columns.own_columns()).write
-            else:
-                types = [csv_type(a) for a in columns.annotations]
-                write = CsvRows(text, columns.names, types).write
+            write = _writer(text, to, record_type, allow_nan).write
 
         def flushed(batch: Any) -> None:
-            write(batch)
+            if type(batch) is Encoded:
+                _write_bytes(text, batch.data)
+            else:
+                write(batch)
             text.flush()
 
         yield flushed

@@ -79,6 +79,7 @@ def add(commands: Any) -> None:
         "found in them (default: %(default)s)",
     )
     follow_option(dump, "stop")
+    jobs_option(dump)
     dump.set_defaults(run=_run_dump)
 
     for name, summary, which in (
@@ -280,6 +281,10 @@ def _convert(
     typed = typing_of(args)
     sources = sources_of(args.sources) if sources is None else sources
     workers: int = getattr(args, "jobs", 1)
+    if workers != 1 and (limit is not None or start or to == "table"):
+        why = "a table's columns" if to == "table" else "--limit and --start"
+        print(f"note: read on one process: {why} need every record before", file=sys.stderr)
+        workers = 1
     for name, target in sources if workers != 1 else ():
         with phrased(name):
             split_or_note(name, target, typed, read_options(args), workers)
