@@ -24,11 +24,13 @@ temporary file renamed into place), deleted after its run. Each time is a ratio 
 the same round; the median of those ratios is reported, and each target (at most N times the
 floor) is judged on the /dev/null figure.
 
-Then the conversion to Parquet on many processes, for each ``--jobs N``: ``convert --jobs N
--o OUT.parquet`` (one file: the workers decode, this process encodes) and ``convert --jobs N -o
-DIR/`` (a directory of parts, each encoded and written by the worker that read it), judged on
-how busy they keep N cores: the CPU time of ``convert --jobs 1 -o OUT.parquet`` (the work) over
-N times the wall time of the run (``1.0``: every core busy all the time, on the work alone).
+Then the conversions to Parquet and to CSV on many processes, for each ``--jobs N``:
+``convert --jobs N -o OUT.parquet`` (one file: the workers decode, this process encodes),
+``convert --jobs N -o OUT.csv`` (one file: the workers write the text, this process copies it
+out) and ``convert --jobs N -o DIR/`` (a directory of parts, each encoded and written by the
+worker that read it), judged on how busy they keep N cores: the CPU time of ``convert --jobs 1``
+to one file of the format (the work) over N times the wall time of the run (``1.0``: every
+core busy all the time, on the work alone).
 
 Every command's exit status is checked (``pipefail``: the pipe's too); every file written is
 counted back (lines of JSON Lines and CSV, Parquet's and Arrow's row counts, the parts' rows)
@@ -98,11 +100,14 @@ SUFFIXES = {
     "convert_parquet_items": ".parquet",
     "convert_arrow_items": ".arrow",
 }
-PARALLEL = ("convert", "--type", "item", "--to", "parquet")
-"""The conversion run on many processes, to one file and to a directory of parts."""
+PARALLEL = ("convert", "--type", "item")
+PARALLEL_FORMATS = ("parquet", "csv")
+"""The conversions run on many processes, to one file and to a directory of parts: Parquet
+(to one file, the workers decode and this process encodes) and CSV (the workers write the
+text; to one file, this process copies it out)."""
 OUTPUTS = ("file", "parts")
-BUSY_TARGETS = {("parts", 2): 0.85, ("file", 2): 0.80}
-"""At least this busy (see the module's docstring), for (output, jobs)."""
+BUSY_TARGETS = {("parquet", "parts", 2): 0.85, ("parquet", "file", 2): 0.80}
+"""At least this busy (see the module's docstring), for (format, output, jobs)."""
 
 
 def destinations(name: str) -> tuple[str, ...]:
@@ -127,11 +132,11 @@ def command_line(name: str, destination: str, *, program: str, source: str, out:
     return f"{to_stdout} {DESTINATIONS[destination]}"
 
 
-def parallel_line(jobs: int, output: str, *, program: str, source: str, out: str) -> str:
-    """``convert --jobs N`` to Parquet: to the file ``out`` (``output`` ``file``), or to the
+def parallel_line(to: str, jobs: int, output: str, *, program: str, source: str, out: str) -> str:
+    """``convert --jobs N`` to ``to``: to the file ``out`` (``output`` ``file``), or to the
     directory ``out`` (``parts``: the path given with a trailing separator)."""
     target = out + os.sep if output == "parts" else out
-    arguments = [*PARALLEL, "--jobs", str(jobs), "-o", target, source]
+    arguments = [*PARALLEL, "--to", to, "--jobs", str(jobs), "-o", target, source]
     return f"{program} {shlex.join(arguments)}"
 
 
@@ -142,10 +147,15 @@ def runs() -> list[tuple[str, str]]:
     ]
 
 
-def parallel_runs(jobs: list[int]) -> list[tuple[int, str]]:
-    """Every (jobs, output) of a round: one process to one file first (the work whose CPU
-    time the others are judged against), then each ``jobs`` to a file and to parts."""
-    return [(1, "file")] + [(n, output) for n in jobs for output in OUTPUTS]
+def parallel_runs(jobs: list[int]) -> list[tuple[str, int, str]]:
+    """Every (format, jobs, output) of a round: for each format, one process to one file
+    first (the work whose CPU time the others are judged against), then each ``jobs`` to a
+    file and to parts."""
+    return [
+        run
+        for to in PARALLEL_FORMATS
+        for run in [(to, 1, "file")] + [(to, n, output) for n in jobs for output in OUTPUTS]
+    ]
 
 
 def shown(name: str, destination: str) -> str:
@@ -155,10 +165,10 @@ def shown(name: str, destination: str) -> str:
     return command_line(name, destination, program="msgpack-reader", source="FILE", out="OUT")
 
 
-def shown_parallel(jobs: int, output: str) -> str:
+def shown_parallel(to: str, jobs: int, output: str) -> str:
     """A parallel run as RESULTS.md shows it."""
-    out = "DIR" if output == "parts" else "OUT.parquet"
-    return parallel_line(jobs, output, program="msgpack-reader", source="FILE", out=out)
+    out = "DIR" if output == "parts" else f"OUT.{to}"
+    return parallel_line(to, jobs, output, program="msgpack-reader", source="FILE", out=out)
 
 
 def installed_environment() -> dict[str, str]:
@@ -293,31 +303,35 @@ def summarised(
     return measurements
 
 
+Parallel = tuple[str, int, str]
+"""A parallel run: (format, jobs, output)."""
+
+
 def busy(
-    seconds: dict[tuple[int, str], list[float]], cpu: dict[tuple[int, str], list[float]]
+    seconds: dict[Parallel, list[float]], cpu: dict[Parallel, list[float]]
 ) -> list[dict[str, Any]]:
     """How busy each parallel run kept its cores: per round, the CPU time of ``--jobs 1``
-    over ``jobs`` times the run's wall time; the median of the rounds."""
-    work = cpu[(1, "file")]
+    to the same format over ``jobs`` times the run's wall time; the median of the rounds."""
     judged = []
-    for (jobs, output), walls in seconds.items():
+    for (to, jobs, output), walls in seconds.items():
         if jobs == 1:
             continue
+        work = cpu[(to, 1, "file")]
         rounds = [used / (jobs * wall) for used, wall in zip(work, walls, strict=True)]
+        one = seconds[(to, 1, "file")]
         figure: dict[str, Any] = {
+            "to": to,
             "jobs": jobs,
             "output": output,
-            "command": shown_parallel(jobs, output),
+            "command": shown_parallel(to, jobs, output),
             "seconds": walls,
             "median_seconds": statistics.median(walls),
-            "cpu_seconds": cpu[(jobs, output)],
+            "cpu_seconds": cpu[(to, jobs, output)],
             "busy_rounds": rounds,
             "busy": statistics.median(rounds),
-            "speedup": statistics.median(
-                [one / wall for one, wall in zip(seconds[(1, "file")], walls, strict=True)]
-            ),
+            "speedup": statistics.median([o / wall for o, wall in zip(one, walls, strict=True)]),
         }
-        limit = BUSY_TARGETS.get((output, jobs))
+        limit = BUSY_TARGETS.get((to, output, jobs))
         if limit is not None:
             figure["at_least"] = limit
             figure["met"] = figure["busy"] >= limit
@@ -363,8 +377,8 @@ def main(argv: list[str] | None = None) -> int:
         seconds: dict[str, dict[str, list[float]]] = {}
         cpu: dict[str, dict[str, list[float]]] = {}
         sizes: dict[str, int] = {}
-        parallel_seconds: dict[tuple[int, str], list[float]] = {}
-        parallel_cpu: dict[tuple[int, str], list[float]] = {}
+        parallel_seconds: dict[Parallel, list[float]] = {}
+        parallel_cpu: dict[Parallel, list[float]] = {}
         for _ in range(args.repeat):
             for name, destination in runs():  # the floor first: each ratio is to this round's
                 if destination == "file":
@@ -377,12 +391,12 @@ def main(argv: list[str] | None = None) -> int:
                     took, used, _ = run(line)
                 seconds.setdefault(name, {}).setdefault(destination, []).append(took)
                 cpu.setdefault(name, {}).setdefault(destination, []).append(used)
-            for n, output in parallel_runs(jobs):
-                out = directory / ("parts" if output == "parts" else "out.parquet")
-                line = parallel_line(n, output, program=program, source=str(path), out=str(out))
+            for to, n, output in parallel_runs(jobs):
+                out = directory / ("parts" if output == "parts" else f"out.{to}")
+                line = parallel_line(to, n, output, program=program, source=str(path), out=str(out))
                 took, used, _ = checked_output_run(line, out, records)
-                parallel_seconds.setdefault((n, output), []).append(took)
-                parallel_cpu.setdefault((n, output), []).append(used)
+                parallel_seconds.setdefault((to, n, output), []).append(took)
+                parallel_cpu.setdefault((to, n, output), []).append(used)
         file_bytes = path.stat().st_size
         filesystem = _filesystem(directory)
 
@@ -408,11 +422,15 @@ def main(argv: list[str] | None = None) -> int:
         "measurements": measurements,
         "targets": targets,
         "parallel": busy(parallel_seconds, parallel_cpu),
-        "parallel_work": {
-            "command": shown_parallel(1, "file"),
-            "seconds": parallel_seconds[(1, "file")],
-            "cpu_seconds": parallel_cpu[(1, "file")],
-        },
+        "parallel_work": [
+            {
+                "to": to,
+                "command": shown_parallel(to, 1, "file"),
+                "seconds": parallel_seconds[(to, 1, "file")],
+                "cpu_seconds": parallel_cpu[(to, 1, "file")],
+            }
+            for to in PARALLEL_FORMATS
+        ],
         "python": platform.python_version(),
         "msgpack": ".".join(map(str, msgpack.version)),
         "machine": platform.platform(),

@@ -658,23 +658,27 @@ def output_cost_table(cost: dict[str, Any]) -> list[str]:
 def parallel_table(cost: dict[str, Any]) -> list[str]:
     """One row per parallel conversion: its wall time, its speed against one process, and
     how busy it kept its cores, against its target."""
-    work = cost["parallel_work"]
     lines = [
         "| command | wall time | speed-up | cores busy | target |",
         "|---|---|---|---|---|",
-        f"| `{work['command'].removeprefix('msgpack-reader ')}` | "
-        f"{_seconds(statistics.median(work['seconds']))} | 1.00x | "
-        f"CPU time {_seconds(statistics.median(work['cpu_seconds']))} | - |",
     ]
-    for run in cost["parallel"]:
-        verdict = "-"
-        if "at_least" in run:
-            verdict = f"at least {run['at_least']}: {'met' if run['met'] else 'not met'}"
+    for work in cost["parallel_work"]:
         lines.append(
-            f"| `{run['command'].removeprefix('msgpack-reader ')}` | "
-            f"{_seconds(run['median_seconds'])} | {run['speedup']:.2f}x | {run['busy']:.2f} | "
-            f"{verdict} |"
+            f"| `{work['command'].removeprefix('msgpack-reader ')}` | "
+            f"{_seconds(statistics.median(work['seconds']))} | 1.00x | "
+            f"CPU time {_seconds(statistics.median(work['cpu_seconds']))} | - |"
         )
+        for run in cost["parallel"]:
+            if run["to"] != work["to"]:
+                continue
+            verdict = "-"
+            if "at_least" in run:
+                verdict = f"at least {run['at_least']}: {'met' if run['met'] else 'not met'}"
+            lines.append(
+                f"| `{run['command'].removeprefix('msgpack-reader ')}` | "
+                f"{_seconds(run['median_seconds'])} | {run['speedup']:.2f}x | "
+                f"{run['busy']:.2f} | {verdict} |"
+            )
     return lines
 
 
@@ -694,8 +698,8 @@ def output_cost_verdict(cost: dict[str, Any]) -> str:
     for run in judged:
         verdict = "met" if run["met"] else "not met"
         parts.append(
-            f"`--jobs {run['jobs']}` to {PARALLEL_OUTPUTS[run['output']]} {run['busy']:.2f} "
-            f"busy (at least {run['at_least']}, {verdict})"
+            f"`--to {run['to']} --jobs {run['jobs']}` to {PARALLEL_OUTPUTS[run['output']]} "
+            f"{run['busy']:.2f} busy (at least {run['at_least']}, {verdict})"
         )
     met = sum(target["met"] for target in cost["targets"].values())
     met += sum(run["met"] for run in judged)
@@ -774,12 +778,12 @@ def plot_output_cost(cost: dict[str, Any], path: Path) -> None:
             _target_line(busy, run["at_least"], position, 0.35, "_nolegend_")
     busy.set_xticks(
         positions,
-        [f"--jobs {run['jobs']}\n{PARALLEL_OUTPUTS[run['output']]}" for run in runs],
+        [f"{run['to']} --jobs {run['jobs']}\n{PARALLEL_OUTPUTS[run['output']]}" for run in runs],
         fontsize=7,
     )
     busy.set_ylim(0, 1.1)
     busy.set_ylabel("CPU time of --jobs 1 / (N x wall time)")
-    busy.set_title("convert --to parquet: cores busy")
+    busy.set_title("convert --jobs: cores busy")
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)
@@ -1384,7 +1388,7 @@ def cost_block(cost: dict[str, Any]) -> list[str]:
             f"{target['at_most']}x | {'yes' if target['met'] else 'no'} |"
         )
     lines.extend(
-        f"| `convert --to parquet --jobs {run['jobs']}` to "
+        f"| `convert --to {run['to']} --jobs {run['jobs']}` to "
         f"{PARALLEL_OUTPUTS[run['output']]} | cores {run['busy']:.2f} busy "
         f"({run['speedup']:.2f}x as fast as one process) | at least {run['at_least']} | "
         f"{'yes' if run['met'] else 'no'} |"

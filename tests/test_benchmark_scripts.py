@@ -165,10 +165,13 @@ def test_output_cost_commands_are_what_a_user_types() -> None:
     assert line("convert_arrow_items", "file") == "m convert --type item --to arrow -o O F"
     assert output_cost.runs()[0] == ("floor", "devnull")  # each round's ratios are to its floor
     assert len(output_cost.runs()) == 2 + 1 + 3 * (len(output_cost.WORKLOADS) - 1)
-    parts = output_cost.parallel_line(2, "parts", program="m", source="F", out="D")
+    parts = output_cost.parallel_line("parquet", 2, "parts", program="m", source="F", out="D")
     assert parts == f"m convert --type item --to parquet --jobs 2 -o D{os.sep} F"
-    assert output_cost.parallel_runs([2, 4])[0] == (1, "file")  # the work, first
-    assert output_cost.shown_parallel(2, "parts").endswith(f"--jobs 2 -o DIR{os.sep} FILE")
+    runs = output_cost.parallel_runs([2, 4])
+    assert runs[0] == ("parquet", 1, "file")  # each format's work first
+    assert runs[5] == ("csv", 1, "file")
+    assert output_cost.shown_parallel("csv", 2, "parts").endswith(f"--jobs 2 -o DIR{os.sep} FILE")
+    assert output_cost.shown_parallel("csv", 2, "file").endswith("--jobs 2 -o OUT.csv FILE")
 
 
 def test_output_cost_fails_loudly_on_a_failed_command() -> None:
@@ -239,14 +242,16 @@ def test_output_cost_end_to_end_and_its_report(tmp_path: Path) -> None:
     for name, target in result["targets"].items():
         assert target["ratio"] == measurements[name]["devnull"]["ratio_to_floor"]
         assert target["met"] == (target["ratio"] <= target["at_most"])
-    work = result["parallel_work"]["cpu_seconds"][0]
-    assert [(run["jobs"], run["output"]) for run in result["parallel"]] == [
-        (2, "file"),
-        (2, "parts"),
+    work = {w["to"]: w["cpu_seconds"][0] for w in result["parallel_work"]}
+    assert [(run["to"], run["jobs"], run["output"]) for run in result["parallel"]] == [
+        (to, 2, output) for to in ("parquet", "csv") for output in ("file", "parts")
     ]
     for run in result["parallel"]:
-        assert run["busy"] == work / (2 * run["seconds"][0])
-        assert run["met"] == (run["busy"] >= run["at_least"])
+        assert run["busy"] == work[run["to"]] / (2 * run["seconds"][0])
+        if run["to"] == "parquet":
+            assert run["met"] == (run["busy"] >= run["at_least"])
+        else:
+            assert "at_least" not in run
     assert not list(tmp_path.glob("msgpack-reader-output-*"))  # scratch files gone
 
     table = report.output_cost_table(result)
@@ -259,10 +264,11 @@ def test_output_cost_end_to_end_and_its_report(tmp_path: Path) -> None:
         f"at most 1.2x: {'met' if result['targets']['read']['met'] else 'not met'} |"
     )
     parallel = report.parallel_table(result)
-    assert len(parallel) == 2 + 1 + 2
+    assert len(parallel) == 2 + 2 * (1 + 2)
     assert parallel[2].startswith(
         "| `convert --type item --to parquet --jobs 1 -o OUT.parquet FILE`"
     )
+    assert parallel[5].startswith("| `convert --type item --to csv --jobs 1 -o OUT.csv FILE`")
     assert report.output_cost_verdict(result).startswith("Targets, each judged on the median ")
     block = report.cost_block(result)
     rows = [line for line in block if line.startswith("| `")]
@@ -542,7 +548,7 @@ def test_report_tables_come_from_the_json(tmp_path: Path) -> None:
     assert "| `read --type item` (Items checked, counted, ids summed) | 1.1 s, 1.10x |" in section
     assert "4 of 6 met" in section
     assert "`convert --type item --to csv` 1.90x (at most 1.8x, not met)" in section
-    assert "`--jobs 2` to one file 0.75 busy (at least 0.8, not met)" in section
+    assert "`--to parquet --jobs 2` to one file 0.75 busy (at least 0.8, not met)" in section
     assert (
         f"| `convert --type item --to parquet --jobs 2 -o DIR{os.sep} FILE` | 1.1 s | 1.82x | "
         "0.90 | at least 0.85: met |" in section
@@ -646,14 +652,15 @@ def _output_cost_result() -> dict[str, Any]:
     }
     parallel = [
         {
+            "to": "parquet",
             "jobs": 2,
             "output": output,
-            "command": output_cost.shown_parallel(2, output),
+            "command": output_cost.shown_parallel("parquet", 2, output),
             "median_seconds": seconds,
             "speedup": 2.0 / seconds,
             "busy": busy,
-            "at_least": output_cost.BUSY_TARGETS[(output, 2)],
-            "met": busy >= output_cost.BUSY_TARGETS[(output, 2)],
+            "at_least": output_cost.BUSY_TARGETS[("parquet", output, 2)],
+            "met": busy >= output_cost.BUSY_TARGETS[("parquet", output, 2)],
         }
         for output, seconds, busy in (("file", 1.6, 0.75), ("parts", 1.1, 0.9))
     ]
@@ -667,9 +674,12 @@ def _output_cost_result() -> dict[str, Any]:
         "measurements": measurements,
         "targets": targets,
         "parallel": parallel,
-        "parallel_work": {
-            "command": output_cost.shown_parallel(1, "file"),
-            "seconds": [2.0, 2.1, 1.9],
-            "cpu_seconds": [2.7, 2.8, 2.6],
-        },
+        "parallel_work": [
+            {
+                "to": "parquet",
+                "command": output_cost.shown_parallel("parquet", 1, "file"),
+                "seconds": [2.0, 2.1, 1.9],
+                "cpu_seconds": [2.7, 2.8, 2.6],
+            }
+        ],
     }
