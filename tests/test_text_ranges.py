@@ -175,3 +175,18 @@ def test_write_from_onto_a_full_disk_names_the_output(tmp_path: Path) -> None:
         NamedOutput(raw, "OUT").write_from(file)
     assert info.value.errno == errno.ENOSPC
     assert info.value.filename == "OUT"
+
+
+def test_the_workers_spool_in_memory_only_where_it_has_room(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from msgpack_reader_py._split.ranges import ByteRange
+
+    monkeypatch.setattr(parallel, "_MEMORY", str(tmp_path))
+    free = os.statvfs(tmp_path).f_bavail * os.statvfs(tmp_path).f_frsize
+    small = [ByteRange(0, 0, 1000), ByteRange(1, 1000, 1500)]
+    assert parallel._spool_room(small, 2) == str(tmp_path)
+    huge = [ByteRange(0, 0, free // 16 + 1)]  # two in hand per worker, four times each
+    assert parallel._spool_room(huge, 2) is None
+    monkeypatch.setattr(parallel, "_MEMORY", str(tmp_path / "none"))
+    assert parallel._spool_room(small, 2) is None

@@ -114,9 +114,10 @@ def _parallel(
 ) -> Iterator[Piece]:
     """The ranges read by ``workers`` processes, at most two each in hand, proved in order.
 
-    A job that can hand its results over in files (``spooled``: Arrow columns) is given a
-    directory of its own, in memory where the system has one (``/dev/shm``), removed when the
-    read ends: a range's columns are then mapped, not copied through a pipe.
+    A job that can hand its results over in files (``spooled``: Arrow columns, text) is given
+    a directory of its own, in memory where the system has one with room (:func:`_spool_room`),
+    removed when the read ends: a range's columns are then mapped, and its text copied out by
+    the system, not sent through a pipe.
     """
     # Imported here: a command that reads on one process does not pay for them at start-up.
     import concurrent.futures
@@ -130,9 +131,7 @@ def _parallel(
         # Held: a stop here would leave a spool, or a pool's queues and locks, to no one.
         with _signals_held():
             if hasattr(job, "spooled"):
-                spool = tempfile.mkdtemp(
-                    prefix="msgpack-reader-", dir=_MEMORY if os.path.isdir(_MEMORY) else None
-                )
+                spool = tempfile.mkdtemp(prefix="msgpack-reader-", dir=_spool_room(ranges, workers))
                 arguments = (record_type, options, job.spooled(spool))
             context = _context()
             forked = context.get_start_method() == "fork"
@@ -203,6 +202,20 @@ def _parallel(
 
 
 _MEMORY = "/dev/shm"
+
+
+def _spool_room(ranges: list[ByteRange], workers: int) -> str | None:
+    """Where the workers leave what they made of their ranges: in memory (:data:`_MEMORY`)
+    where it has room for all the ranges in hand at once (two per worker, each taken as four
+    times its bytes: JSON text of small numbers is about three), else the system's temporary
+    directory (``None``): a container's ``/dev/shm`` is often 64 MiB."""
+    if not os.path.isdir(_MEMORY):
+        return None
+    widest = max(byte_range.end - byte_range.start for byte_range in ranges)
+    room = os.statvfs(_MEMORY)
+    return _MEMORY if room.f_bavail * room.f_frsize >= 4 * widest * 2 * workers else None
+
+
 _FORK_WARNING = r"This process \(pid=\d+\) is multi-threaded, use of fork\(\) may lead to deadlocks"
 
 
