@@ -619,6 +619,7 @@ OUTPUT_COST_DESTINATIONS = {
     "file": "to a file",
 }
 PARALLEL_OUTPUTS = {"file": "one file", "parts": "a directory of parts"}
+PARALLEL_SHORT = {"file": "one file", "parts": "parts"}
 
 
 def _seconds(seconds: float) -> str:
@@ -768,7 +769,9 @@ def plot_output_cost(cost: dict[str, Any], path: Path) -> None:
     axes.set_xticks(list(range(len(names))), labels, fontsize=7)
     axes.set_ylabel("median time / the floor's, same round\n(1.0 = the floor; lower is faster)")
     axes.set_title(f"What the commands cost: {cost['records']:,} Items")
-    axes.legend(fontsize=8)
+    tallest = max(measurements[n][d]["ratio_to_floor"] for n in names for d in measurements[n])
+    axes.set_ylim(0, tallest * 1.35)  # the legend above the bars, in two columns
+    axes.legend(fontsize=8, ncol=2, loc="upper left")
     runs = cost["parallel"]
     positions = list(range(len(runs)))
     bars = busy.bar(positions, [run["busy"] for run in runs], 0.6, color="tab:green")
@@ -778,7 +781,7 @@ def plot_output_cost(cost: dict[str, Any], path: Path) -> None:
             _target_line(busy, run["at_least"], position, 0.35, "_nolegend_")
     busy.set_xticks(
         positions,
-        [f"{run['to']} --jobs {run['jobs']}\n{PARALLEL_OUTPUTS[run['output']]}" for run in runs],
+        [f"{run['to']}\n-j {run['jobs']}\n{PARALLEL_SHORT[run['output']]}" for run in runs],
         fontsize=7,
     )
     busy.set_ylim(0, 1.1)
@@ -1245,10 +1248,12 @@ def write(
             "",
             *output_cost_table(cost),
             "",
-            "The conversion to Parquet on many processes, to one file (the workers decode, "
-            "one process encodes) and to a directory of parts (each part encoded and written by "
-            "the worker that read it), judged on how busy it keeps its cores: the CPU time of "
-            "`--jobs 1` (the work) over N times the run's wall time, the median of the rounds.",
+            "The conversions to Parquet and to CSV on many processes, to one file and to a "
+            "directory of parts (each part encoded and written by the worker that read it), "
+            "judged on how busy they keep their cores: the CPU time of `--jobs 1` to the same "
+            "format (the work) over N times the run's wall time, the median of the rounds. To "
+            "one Parquet file the workers decode and one process encodes; to one CSV file the "
+            "workers write the text and one process has the system copy it out, in file order.",
             "",
             *parallel_table(cost),
             "",
