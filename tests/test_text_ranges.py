@@ -121,6 +121,24 @@ def test_text_is_written_by_the_workers(
     assert sum(spooled.records for spooled in opened) == 3000
 
 
+@pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
+def test_a_conversion_to_nowhere_in_processes_counts_and_makes_no_text(
+    tmp_path: Path, spools: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from msgpack_reader_py._output import convert as module
+
+    path = tmp_path / "items.msgpack"
+    path.write_bytes(b"".join(packed(item_values(id=i)) for i in range(3000)))
+
+    def refused(*_arguments: Any) -> Any:
+        raise AssertionError("text made for no output")
+
+    monkeypatch.setattr(module, "text_encoder", refused)  # here, and in workers forked from here
+    done = convert(path, None, "csv", workers=2, blocksize=10_000, on_error="skip")
+    assert (done.records, done.skipped) == (3000, 0)
+    assert list(spools.iterdir()) == []
+
+
 # --- copying a file out ------------------------------------------------------------------------
 
 

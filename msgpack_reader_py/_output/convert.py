@@ -256,9 +256,11 @@ class _Job:
     compression: Codec | None
     row_group_size: int | None
 
-    def _batches(self, source: Source, last: bool, start: int) -> SourceReader[Any]:
+    def _batches(
+        self, source: Source, last: bool, start: int, *, counting: bool = False
+    ) -> SourceReader[Any]:
         """Batches of one source, from its record ``start`` on: Arrow columns, checked
-        tuples, or untyped values."""
+        tuples, or untyped values (read in ranges to text: that text, unless ``counting``)."""
         options = self.options
         if options.follow and not last:
             options = dataclasses.replace(options, follow=False)
@@ -279,7 +281,7 @@ class _Job:
             return PieceReader(
                 source,
                 self.record_type,
-                TextJob(self.to, self.record_type, self.allow_nan),
+                TextJob(None if counting else self.to, self.record_type, self.allow_nan),
                 splitting=self.splitting,
                 options=options,
             )
@@ -340,7 +342,9 @@ class _Job:
             for number, source in enumerate(self.sources, 1):
                 if left == 0:
                     break
-                with self._batches(source, number == len(self.sources), passing) as batches:
+                with self._batches(
+                    source, number == len(self.sources), passing, counting=out is None
+                ) as batches:
                     for batch in batches:
                         if self.query is not None:
                             batch = self.query.apply(batch)
@@ -391,7 +395,7 @@ class TextJob:
     as text by the worker that read them (:func:`~.text.text_encoder`), so that this process
     only copies bytes out."""
 
-    to: OutputFormat
+    to: OutputFormat | None  # None: records counted, no text made (a conversion to nowhere)
     record_type: Any
     allow_nan: bool
     spool: str | None = None
@@ -409,8 +413,10 @@ class TextJob:
     def collect(self, batches: Iterator[list[Any]]) -> list[Any]:
         # Each run's rows encoded as they come and let go: a range's rows held all at once
         # took fresh memory from the system for every range (ten times the page faults).
-        encode = text_encoder(self.to, self.record_type, self.allow_nan)
         runs = itertools.chain.from_iterable(batches)
+        if self.to is None:
+            return [Encoded(len(rows), b"") for rows in runs]
+        encode = text_encoder(self.to, self.record_type, self.allow_nan)
         if self.spool is None:
             return [Encoded(len(rows), encode(rows)) for rows in runs]
         records = 0
