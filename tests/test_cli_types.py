@@ -177,7 +177,8 @@ def test_schema_of_maps_names_fields_by_key(capsys: pytest.CaptureFixture[str]) 
     status, source, _ = run(capsys, "schema", str(MAP_FIXTURES[0]))
     assert status == 0
     assert (
-        "@dataclass\nclass RecordInner:\n    __forbid_unknown_keys__ = True\n    name: str\n"
+        "@dataclass\nclass RecordInner:\n    __forbid_unknown_keys__ = True\n"
+        '    __wire_form__ = "map"\n    name: str\n'
         "    level: int\n"
     ) in source
     # Only the imports the classes use: the file passes a linter as it is.
@@ -585,4 +586,7 @@ def test_schema_gives_a_type_per_kind_and_flat_one_for_all(
     status, out, err = run(capsys, "schema", "--flat", str(TAGGED_MAPS))
     assert (status, err) == (0, "")
     assert "Record =" not in out
-    assert "class Record:\n    __forbid_unknown_keys__ = True\n    type: str\n" in out
+    assert (
+        'class Record:\n    __forbid_unknown_keys__ = True\n    __wire_form__ = "map"\n'
+        "    type: str\n"
+    ) in out

@@ -16,14 +16,15 @@ from hypothesis import strategies as st
 
 from msgpack_reader_py import StreamingReader
 from msgpack_reader_py._analysis.infer import MAX_FIELDS, InferenceError, infer
-from msgpack_reader_py._analysis.inferred import infer_sources
+from msgpack_reader_py._analysis.inferred import FIRST_CHECKED, infer_sources
 from msgpack_reader_py._arrow.reader import read_table
 from msgpack_reader_py._output.convert import convert
 from msgpack_reader_py._readers.values import ValueReader
 
 from .helpers import drain, examples
 
-F = "    __forbid_unknown_keys__ = True\n"  # the first line of every inferred dataclass
+# The first lines of every dataclass inferred from maps.
+F = '    __forbid_unknown_keys__ = True\n    __wire_form__ = "map"\n'
 
 # A column: how to make one value of it (the kinds inference tells apart).
 COLUMN_VALUES: dict[str, st.SearchStrategy[Any]] = {
@@ -186,7 +187,7 @@ def test_infer_sources_keeps_the_name_of_a_stream_it_replays() -> None:
 
 # --- records of several kinds -------------------------------------------------------------------
 
-EVENTS = [
+EVENTS: list[dict[str, Any]] = [
     {"type": "click", "x": 1, "y": 2},
     {"type": "key", "code": "a", "mods": ["shift"]},
     {"type": "click", "x": 3, "y": 4, "button": "left"},
@@ -213,7 +214,7 @@ def test_a_tag_splits_records_into_kinds_joined_as_a_union() -> None:
     struct = schema.source("struct")
     assert (
         'class Click(msgspec.Struct, tag_field="type", tag="click", forbid_unknown_fields=True):'
-        "\n    x: int\n"
+        '\n    __wire_form__ = "map"\n    x: int\n'
     ) in struct
 
 
@@ -305,6 +306,42 @@ def test_checked_types_refuse_unknown_keys_and_read_arrays_natively() -> None:
     assert error.reason == "map has key 'b', which names no field"
 
 
+@pytest.mark.parametrize("form", ["dataclass", "struct"])
+@pytest.mark.parametrize("checked", [False, True])
+def test_inferred_types_refuse_the_shape_they_never_saw(form: Any, checked: bool) -> None:
+    """A record (or a record inside one) of the other shape than the records inferred from
+    is refused, never read with names it never had: an array's values are no map's fields."""
+    if form == "dataclass" and checked:
+        return  # checked types are Structs
+    mapped = infer([{"a": 1, "e": [{"b": True}]}]).record_type(form, checked=checked)
+    kept, error = drain(StreamingReader(msgpack.packb([2, []]), mapped))
+    assert (kept, error.index) == ([], 0)
+    assert error.reason == (
+        "expected a map of 2 fields (Record is read from maps only), found an array of 2 values"
+    )
+    nested = msgpack.packb({"a": 1, "e": [{"b": False}]}) + msgpack.packb({"a": 2, "e": [[True]]})
+    kept, error = drain(StreamingReader(nested, mapped))
+    assert (len(kept), error.index) == (1, 1)
+    assert error.reason.startswith("field `e[0]` expected")
+    arrays = infer([[1, "x"], [2, "y"]]).record_type(form, checked=checked)
+    kept, error = drain(StreamingReader(msgpack.packb({"f0": 3, "f1": "z"}), arrays))
+    assert (kept, error.index) == ([], 0)
+    assert "(Record is read from arrays only), found a map of 2 entries" in error.reason
+
+
+def test_the_other_shape_after_the_first_records_widens_the_type() -> None:
+    """Found in a later record than those inferred from, an array where maps were seen fails
+    the check of every record, and the type is widened: read back, every value is as it was."""
+    first = [{"id": 0, "e": [{"a": False}]}, *({"id": i} for i in range(1, FIRST_CHECKED))]
+    records = [*first, {"id": FIRST_CHECKED, "e": [[False]]}]
+    data = b"".join(map(msgpack.packb, records))
+    schema = infer_sources([data])[1]
+    assert schema.checked == FIRST_CHECKED + 1  # every record, the one of another shape too
+    assert "    e: list[Any] | None = None\n" in schema.source()
+    read = list(StreamingReader(data, schema.record_type()))
+    assert [r.e for r in read if r.e is not None] == [[{"a": False}], [[False]]]
+
+
 @st.composite
 def event_streams(draw: st.DrawFn) -> list[dict[str, Any]]:
     """Records of 2 to 4 kinds, each kind a few columns of its own."""
@@ -336,3 +373,23 @@ def test_any_mix_of_kinds_is_inferred_as_kinds_that_read_it_back(records: list[A
 def test_soft_keywords_are_field_names_on_every_python() -> None:
     source = infer([{"type": "a", "match": 1, "case": 2.5, "class": 3}]).source()
     assert "    type: str\n    match: int\n    case: float\n    class_: int = field(" in source
+
+
+@pytest.mark.parametrize("form", ["dataclass", "struct"])
+def test_inferred_kinds_refuse_the_shape_they_never_saw(form: Any) -> None:
+    mapped = infer(EVENTS).record_type(form)
+    kept, error = drain(StreamingReader(msgpack.packb(["click", 1, 2]), mapped))
+    assert (kept, error.reason) == (
+        [],
+        "expected a map (Click is read from maps only), found an array of 3 values",
+    )
+    arrays = [[e["type"], *(v for k, v in e.items() if k != "type")] for e in EVENTS]
+    positional = infer(arrays).record_type(form)
+    assert [type(r).__name__ for r in StreamingReader(msgpack.packb(arrays[1]), positional)] == [
+        "Key"
+    ]
+    kept, error = drain(StreamingReader(msgpack.packb({"f0": "key", "f1": "a"}), positional))
+    assert (kept, error.reason) == (
+        [],
+        "expected an array (Key is read from arrays only), found a map of 2 entries",
+    )

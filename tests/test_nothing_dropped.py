@@ -303,6 +303,15 @@ def loud(status: int, err: str) -> None:
 # A JSON column beside a list of structs of nothing but nils (pyarrow 26 casts such a list
 # to an invalid array, which once failed the Arrow outputs with a traceback).
 @example(records=[{"id": i, "b": [None, [], 0], "c": [{"a": None}, None]} for i in range(3)])
+# An array where only maps were seen, past the first records inferred from: once read as the
+# maps' record by position (`[false]` written as `{"a": false}`), now refused and widened.
+@example(
+    records=[
+        {"id": 0, "e": [{"a": False}]},
+        *({"id": i} for i in range(1, FIRST_CHECKED)),
+        {"id": FIRST_CHECKED, "e": [[False]]},
+    ]
+)
 def test_every_value_reaches_every_output_or_the_command_fails_loudly(
     records: list[Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

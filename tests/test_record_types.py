@@ -165,3 +165,80 @@ class Outer:
 def test_a_record_with_an_empty_record_inside_is_refused() -> None:
     with pytest.raises(TypeError, match="Empty has no fields"):
         StreamingReader(b"", Outer)
+
+
+@dataclasses.dataclass
+class FromMaps:
+    __wire_form__ = "map"
+    id: int
+    name: str
+
+
+class FromArrays(NamedTuple):
+    id: int
+    name: str
+
+
+# A NamedTuple's body holds fields only (for a type checker): the attribute is set after.
+setattr(FromArrays, "__wire_form__", "array")  # noqa: B010
+
+
+class StructFromArrays(msgspec.Struct, gc=False):
+    __wire_form__ = "array"
+    id: int
+    name: str
+
+
+@dataclasses.dataclass
+class HoldsFromMaps:
+    inner: list[FromMaps]
+
+
+@pytest.mark.parametrize(
+    ("record_type", "shape", "other"),
+    [
+        (FromMaps, {"id": 1, "name": "a"}, [1, "a"]),
+        (FromArrays, [1, "a"], {"id": 1, "name": "a"}),
+        (StructFromArrays, [1, "a"], {"id": 1, "name": "a"}),
+    ],
+)
+@pytest.mark.parametrize("rows", [False, True])
+def test_a_type_read_from_one_shape_refuses_the_other(
+    record_type: Any, shape: Any, other: Any, rows: bool
+) -> None:
+    """``__wire_form__`` keeps a record type to one shape: the other is an error naming the
+    record, for the records themselves and for the checked rows that text and tables take."""
+    from msgpack_reader_py._base.options import ReadOptions
+    from msgpack_reader_py._readers.streaming_reader import RowBatches
+
+    data = stream(shape, shape, other, shape)
+    reader: Any = (
+        RowBatches(data, record_type, ReadOptions()) if rows else StreamingReader(data, record_type)
+    )
+    kept, error = drain(reader)
+    read = [r for batch in kept for r in batch] if rows else kept
+    assert [tuple(r) if rows else (r.id, r.name) for r in read] == [(1, "a"), (1, "a")]
+    assert (error.index, error.offset) == (2, 2 * len(msgpack.packb(shape)))
+    wanted, only = ("a map", "maps") if isinstance(shape, dict) else ("an array", "arrays")
+    assert error.reason.startswith(
+        f"expected {wanted} of 2 fields ({record_type.__name__} is read from {only} only), found "
+    )
+
+
+def test_a_nested_type_read_from_one_shape_refuses_the_other() -> None:
+    data = stream({"inner": [{"id": 1, "name": "a"}]}, {"inner": [[2, "b"]]})
+    kept, error = drain(StreamingReader(data, HoldsFromMaps))
+    assert kept == [HoldsFromMaps([FromMaps(1, "a")])]
+    reason = "field `inner[0]` expected map, got an array of 2 values"
+    assert (error.index, error.reason) == (1, reason)
+
+
+def test_a_wire_form_that_names_no_shape_is_refused_when_the_reader_is_made() -> None:
+    @dataclasses.dataclass
+    class Misspelt:
+        __wire_form__ = "maps"
+        id: int
+
+    refusal = r"""Misspelt: __wire_form__ is 'maps'; it may be "map" or "array"$"""
+    with pytest.raises(TypeError, match=refusal):
+        StreamingReader(b"", Misspelt)

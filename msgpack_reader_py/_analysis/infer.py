@@ -27,8 +27,11 @@ The rules:
 
 Every class refuses what its records never showed: a dataclass sets
 ``__forbid_unknown_keys__ = True``, a Struct ``forbid_unknown_fields=True``, so a record with a
-key no class names is never read as if it were not there; every union is closed (the tags
-seen, ``X | None``), and a value of another type fails its field's check. Read with these
+key no class names is never read as if it were not there; each sets ``__wire_form__`` to the
+shape its records had (``"map"``, ``"array"``), so a record of the other shape is refused,
+never read with names it never had (an array's values taken as a map's fields by position);
+every union is closed (the tags seen, ``X | None``), and a value of another type fails its
+field's check. Read with these
 types, a record either keeps every value it holds or fails, at any depth.
 
 A key that is not a Python identifier gets a field name made from it, and keeps its key: in
@@ -52,7 +55,7 @@ from collections.abc import Iterable
 from typing import Any, Literal
 
 from .._base.errors import ReaderError
-from .._types.record_type import FORBID_ATTRIBUTE, KEY_METADATA, matchable
+from .._types.record_type import FORBID_ATTRIBUTE, FORM_ATTRIBUTE, KEY_METADATA, matchable
 from .names import identifier, pascal, unique
 from .seen import Seen, merge
 from .tags import MAX_KINDS, kind_name, tag_key
@@ -169,8 +172,9 @@ class Inferred:
         """
         header = (
             f'"""Record types inferred by msgpack-reader{note}.\n\n'
-            "Each class refuses a map key it does not name: a record that holds one is an error,\n"
-            'never read as if the key were not there."""\n\n'
+            "Each class refuses a map key it does not name, and a record of the other shape\n"
+            "(__wire_form__: an array where maps were seen, or a map where arrays were): a record\n"
+            'that holds one is an error, never read as if the key were not there."""\n\n'
         )
         # A table's columns take a nested record from a dict, never from the list that an
         # array_like Struct gives: only the records themselves are read as arrays natively.
@@ -248,8 +252,11 @@ def _class_source(cls: _Class, form: Form, *, checked: bool, columns: bool, nest
         options.append("gc=False")
         if cls.positional and not (columns and nested):
             options.append("array_like=True")
+    # Read from the shape its records had only: a record of the other shape is refused, not
+    # read with names it never had (an array's values by position, or a map's by key).
+    shape = f'    {FORM_ATTRIBUTE} = "{"array" if cls.positional else "map"}"'
     if form == "dataclass":
-        lines = ["@dataclass", f"class {cls.name}:", f"    {FORBID_ATTRIBUTE} = True"]
+        lines = ["@dataclass", f"class {cls.name}:", f"    {FORBID_ATTRIBUTE} = True", shape]
         if cls.tag is not None:
             key, name, value = cls.tag
             line = f"    {name}: Literal[{_literal(value)}]"
@@ -257,7 +264,7 @@ def _class_source(cls: _Class, form: Form, *, checked: bool, columns: bool, nest
                 line += f" = field(metadata={{{_literal(KEY_METADATA)}: {_literal(key)}}})"
             lines.append(line)
     else:
-        lines = [f"class {cls.name}({', '.join(['msgspec.Struct', *options])}):"]
+        lines = [f"class {cls.name}({', '.join(['msgspec.Struct', *options])}):", shape]
     for f in cls.fields:
         annotation = _annotation(f, checked=checked, columns=columns)
         if f.optional and not annotation.endswith("| None") and annotation not in ("None", "Any"):
@@ -278,8 +285,6 @@ def _class_source(cls: _Class, form: Form, *, checked: bool, columns: bool, nest
             maker = "field" if form == "dataclass" else "msgspec.field"
             line += f" = {maker}({', '.join(keywords)})"
         lines.append(line)
-    if len(lines) == 1:
-        lines.append("    pass")
     return "\n".join(lines)
 
 

@@ -34,6 +34,7 @@ from .forms import (
     hides_fields,
     identity,
     positional_rename,
+    shaped,
     slot,
     trailing_optional,
 )
@@ -62,6 +63,7 @@ from .record_type import (
     type_label,
     union_fields,
     union_members,
+    wire_form,
 )
 
 __all__ = ["KindsDecoder", "RecordDecoder", "RecordFailure", "plain_values", "record_decoder"]
@@ -211,7 +213,7 @@ class RecordDecoder(_Decoding):
                 gc=False,
             )
             slots = [slot(i) for i in range(len(self.fields))]
-            return typing.Union[as_tuple, map_form], _flat_rows(slots)  # noqa: UP007
+            return typing.Union[shaped(record_type, as_tuple, map_form)], _flat_rows(slots)  # noqa: UP007
         if (
             kind == "dataclass"
             and flat
@@ -220,7 +222,7 @@ class RecordDecoder(_Decoding):
             and all(f.wire_name == f.name for f in self.fields)
         ):
             # The common flat record: arrays decode to tuples, built with starmap in C.
-            wire = typing.Union[as_tuple, record_type]  # noqa: UP007
+            wire = typing.Union[shaped(record_type, as_tuple, record_type)]  # noqa: UP007
             if values:
                 # The type's own __post_init__ checks each record, as a reader's are checked:
                 # the records are built, then taken apart.
@@ -388,6 +390,13 @@ class KindsDecoder(_Decoding):
             return RecordFailure(
                 f"the tag {where} is {found}, which names no kind of {kinds.label} "
                 f"({kinds.expected()})"
+            )
+        only = wire_form(kind.record_type)
+        if only is not None and only != shape:
+            wanted = "a map" if only == "map" else "an array"
+            label = type_label(kind.record_type)
+            return RecordFailure(
+                f"expected {wanted} ({label} is read from {only}s only), found {describe(raw)}"
             )
         text = self._kind_phrase(kind, message, raw, shape)
         return as_failure(text, f" (in a {type_label(kind.record_type)} record)")

@@ -59,6 +59,7 @@ from .record_type import (
     record_fields,
     record_kind,
     type_label,
+    wire_form,
 )
 
 __all__ = [
@@ -72,6 +73,7 @@ __all__ = [
     "identity",
     "is_record_class",
     "positional_rename",
+    "shaped",
     "slot",
     "trailing_optional",
 ]
@@ -272,8 +274,9 @@ class Compiler:
                 kw_only=True,
             )
         converters = {f.name: c for f, _, c in wired if c is not None}
+        kept = shaped(tp, array_form, map_form)
         makers: dict[Any, Converter] = {}
-        for form in (array_form, map_form):
+        for form in kept:
             if form is tp:
                 continue
             if form is map_form and typing.get_origin(form) is dict:
@@ -287,7 +290,7 @@ class Compiler:
                 for i, f in enumerate(fields)
             ]
             makers[form] = _maker(tp, fields, read_by, converters)
-        form = (typing.Union[array_form, map_form], _by_form(makers))  # noqa: UP007
+        form = (typing.Union[kept], _by_form(makers))  # noqa: UP007
         self.forms[tp] = form
         return form
 
@@ -320,9 +323,12 @@ class Compiler:
             name = tp.__name__
             native = kind.field is None and not changed
             prefix = _slot_prefix(kinds.key)
+            shape = wire_form(tp)
             for tag in kind.tags:
                 getters = _tagged_getters(fields, kind.field, tag, prefix)
-                if native and record_kind(tp) == "struct":
+                if shape == "array":
+                    pass  # read from arrays only: no map form
+                elif native and record_kind(tp) == "struct":
                     maps.append(tp)
                 else:
                     form = msgspec.defstruct(
@@ -336,7 +342,9 @@ class Compiler:
                     )
                     maps.append(form)
                     makers[form] = _maker(tp, fields, getters, converters)
-                if kinds.position:
+                if shape == "map":
+                    pass  # read from maps only: no array form
+                elif kinds.position:
                     # The tag is not first: a probe reads it, then the kind's own form.
                     form = _namedtuple_form(f"{name}AsArray", wired)
                     by_tag[tag] = form
@@ -365,7 +373,7 @@ class Compiler:
                 array_like=True,
             )
         return Sides(
-            typing.Union[tuple(maps)],  # noqa: UP007
+            typing.Union[tuple(maps)] if maps else None,  # noqa: UP007
             typing.Union[tuple(arrays)] if arrays else None,  # noqa: UP007
             makers,
             probe,
@@ -408,14 +416,25 @@ class Compiler:
 @dataclasses.dataclass(frozen=True)
 class Sides:
     """How records of a union record type decode: ``maps`` and ``arrays`` are the unions of
-    the kinds' tagged forms; with a ``probe`` (a tag that is not first), arrays are read by it
+    the kinds' tagged forms (``None`` where no kind is read from that shape: msgspec then
+    refuses every record of it); with a ``probe`` (a tag that is not first), arrays are read by it
     and then as ``by_tag``'s form of their tag. ``makers`` turn a generated form into its kind."""
 
-    maps: Any
+    maps: Any | None
     arrays: Any | None
     makers: dict[Any, Converter]
     probe: Any | None
     by_tag: dict[Any, Any]
+
+
+def shaped(tp: Any, array_form: Any, map_form: Any) -> tuple[Any, ...]:
+    """The forms a record of ``tp`` decodes through: both, or, for a type read from one shape
+    only (:func:`~.record_type.wire_form`), that shape's alone, so that msgspec refuses the
+    other as a value of the wrong type."""
+    shape = wire_form(tp)
+    if shape is None:
+        return array_form, map_form
+    return (array_form,) if shape == "array" else (map_form,)
 
 
 def slot(position: int, prefix: str = "f") -> str:
@@ -659,7 +678,7 @@ def _maker(
 def _by_form(makers: dict[Any, Converter]) -> Converter | None:
     """Converts a value by the generated form it was decoded as; one of the type itself (or
     of no form here) is passed on as it is."""
-    if not makers:  # pragma: no cover - one form never decodes both shapes
+    if not makers:  # the type itself is the one form
         return None
 
     def convert(value: Any) -> Any:

@@ -26,6 +26,7 @@ from .record_type import (
     record_kind,
     type_label,
     union_members,
+    wire_form,
 )
 
 __all__ = [
@@ -211,8 +212,14 @@ def _shape_error(
         size = len(fields)
         required = sum(f.required for f in fields)
         count = f"{required} to {size}" if required < size else f"{size}"
-        maps = not is_fixed_tuple(record_type)
-        want = f"an array{' or a map' if maps else ''} of {count} fields"
+        if is_fixed_tuple(record_type):
+            want = f"an array of {count} fields"
+        elif (shape := wire_form(record_type)) is None:
+            want = f"an array or a map of {count} fields"
+        else:  # read from one shape only
+            article = "a" if shape == "map" else "an"
+            want = f"{article} {shape} of {count} fields ({type_label(record_type)} is read "
+            want += f"from {shape}s only)"
     found = message.rsplit("got ", 1)[-1].replace("`", "") if raw is unknown else None
     return f"expected {want}, found {found or describe(raw)}"
 

@@ -22,6 +22,7 @@ from .._base.cache import cached
 __all__ = [
     "ABSENT",
     "FORBID_ATTRIBUTE",
+    "FORM_ATTRIBUTE",
     "KEY_METADATA",
     "FieldSpec",
     "Kind",
@@ -36,6 +37,7 @@ __all__ = [
     "type_label",
     "union_fields",
     "union_members",
+    "wire_form",
 ]
 
 KEY_METADATA = "msgpack_key"
@@ -47,6 +49,23 @@ FORBID_ATTRIBUTE = "__forbid_unknown_keys__"
 """A class attribute: set to ``True`` on a record class (a dataclass, an attrs class, a
 NamedTuple), its map-shaped records refuse a key that names no field, wherever the class is
 read, as a ``msgspec.Struct`` with ``forbid_unknown_fields=True`` does."""
+
+
+FORM_ATTRIBUTE = "__wire_form__"
+"""A class attribute: set to ``"map"`` on a record class, its records are read from maps only,
+an array where one is expected being an error, as a value of the wrong type is; ``"array"``:
+from arrays only. Unset, a record is read from either (an array by field position). Types
+inferred from records set it to the shape they saw, so that they never read a record of the
+other shape as if it were theirs, its values given names they never had."""
+
+
+def wire_form(tp: Any) -> typing.Literal["map", "array"] | None:
+    """The one shape the record class ``tp`` is read from (:data:`FORM_ATTRIBUTE`), ``None``
+    for either; ``TypeError`` for a value that names no shape."""
+    form = getattr(tp, FORM_ATTRIBUTE, None)
+    if form is None or form in ("map", "array"):
+        return form
+    raise TypeError(f'{type_label(tp)}: {FORM_ATTRIBUTE} is {form!r}; it may be "map" or "array"')
 
 
 def forbids_unknown_keys(tp: Any) -> bool:
