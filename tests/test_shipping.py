@@ -27,6 +27,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from msgpack_reader_py import StreamingReader
+from msgpack_reader_py._analysis.infer import infer
 from msgpack_reader_py._arrow.reader import read_table
 from msgpack_reader_py._base.errors import ReaderError
 from msgpack_reader_py._types import shipping
@@ -392,3 +393,16 @@ def test_a_class_the_receiver_cannot_import_is_refused_in_one_line(
         "the record type Rec cannot be made in this process (No module named 'only_here'): "
         "define what it needs in a module this process can import"
     )
+
+
+@pytest.mark.parametrize("form", ["dataclass", "struct"])
+def test_an_inferred_type_arrives_refusing_what_it_refuses_at_home(form: Any) -> None:
+    """What an inferred class refuses of itself (a key it does not name, the shape its records
+    never had) travels with it."""
+    inferred = infer([{"a": 1, "e": [{"b": True}]}]).record_type(form)
+    data = b"".join(
+        msgspec.msgpack.encode(r) for r in ({"a": 1, "e": [{"b": True}]}, {"a": 2, "e": [[True]]})
+    )
+    home = outcome(data, inferred)
+    assert "field `e[0]` expected map" in str(home[1])
+    assert outcome(data, arrived(inferred)) == home
