@@ -242,3 +242,22 @@ def test_a_wire_form_that_names_no_shape_is_refused_when_the_reader_is_made() ->
     refusal = r"""Misspelt: __wire_form__ is 'maps'; it may be "map" or "array"$"""
     with pytest.raises(TypeError, match=refusal):
         StreamingReader(b"", Misspelt)
+
+
+class Clicked(msgspec.Struct, tag_field="type", tag="click"):
+    __wire_form__ = "map"
+    x: int
+
+
+class Pressed(msgspec.Struct, tag_field="type", tag="key"):
+    code: str
+
+
+def test_a_kind_read_from_one_shape_refuses_the_other_beside_kinds_read_from_both() -> None:
+    data = stream(["key", "a"], {"type": "click", "x": 1}, ["click", 2])
+    kept, error = drain(StreamingReader(data, Clicked | Pressed))
+    assert kept == [Pressed("a"), Clicked(1)]
+    assert (error.index, error.reason) == (
+        2,
+        "expected a map (Clicked is read from maps only), found an array of 2 values",
+    )

@@ -378,6 +378,14 @@ class KindsDecoder(_Decoding):
                 f"expected a record of {kinds.label} (an array or a map, with its tag), found "
                 f"{found}"
             )
+        shapes = {wire_form(kind.record_type) for kind in kinds.kinds}
+        if None not in shapes and shapes == {"map" if shape == "array" else "array"}:
+            (only,) = shapes
+            wanted = "a map" if only == "map" else "an array"
+            return RecordFailure(
+                f"expected {wanted} (every kind of {kinds.label} is read from {only}s only), "
+                f"found {describe(raw)}"
+            )
         where = f"`{kinds.key}`" if shape == "map" else f"at position {kinds.position}"
         if tag is UNKNOWN:
             return RecordFailure(
