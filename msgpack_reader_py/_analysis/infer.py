@@ -31,8 +31,8 @@ key no class names is never read as if it were not there; each sets ``__wire_for
 shape its records had (``"map"``, ``"array"``), so a record of the other shape is refused,
 never read with names it never had (an array's values taken as a map's fields by position);
 every union is closed (the tags seen, ``X | None``), and a value of another type fails its
-field's check. Read with these
-types, a record either keeps every value it holds or fails, at any depth.
+field's check. Read with these types, a record either keeps every value it holds or fails,
+at any depth.
 
 A key that is not a Python identifier gets a field name made from it, and keeps its key: in
 a dataclass as ``field(metadata={"msgpack_key": KEY})``, in a Struct as

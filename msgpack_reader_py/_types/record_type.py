@@ -52,11 +52,11 @@ read, as a ``msgspec.Struct`` with ``forbid_unknown_fields=True`` does."""
 
 
 FORM_ATTRIBUTE = "__wire_form__"
-"""A class attribute: set to ``"map"`` on a record class, its records are read from maps only,
-an array where one is expected being an error, as a value of the wrong type is; ``"array"``:
-from arrays only. Unset, a record is read from either (an array by field position). Types
-inferred from records set it to the shape they saw, so that they never read a record of the
-other shape as if it were theirs, its values given names they never had."""
+"""A class attribute: set to ``"map"`` on a record class, its records are read from maps only
+(an array there is an error, as a value of the wrong type is); ``"array"``, from arrays only.
+Unset, a record is read from either (an array by field position). Types inferred from records
+set it to the shape they saw, so that they never read a record of the other shape as if it
+were theirs, its values given names they never had."""
 
 
 def wire_form(tp: Any) -> typing.Literal["map", "array"] | None:
