@@ -229,7 +229,52 @@ def test_a_nested_type_read_from_one_shape_refuses_the_other() -> None:
     data = stream({"inner": [{"id": 1, "name": "a"}]}, {"inner": [[2, "b"]]})
     kept, error = drain(StreamingReader(data, HoldsFromMaps))
     assert kept == [HoldsFromMaps([FromMaps(1, "a")])]
-    reason = "field `inner[0]` expected map, got an array of 2 values"
+    reason = "field `inner[0]` expected a map (FromMaps is read from maps only), got an array "
+    assert (error.index, error.reason) == (1, reason + "of 2 values")
+
+
+@dataclasses.dataclass
+class HoldsByName:
+    by_name: dict[str, FromMaps]
+
+
+@dataclasses.dataclass
+class Either:
+    id: int
+    name: str
+
+
+@dataclasses.dataclass
+class HoldsEither:
+    by_name: dict[str, Either]
+
+
+@pytest.mark.parametrize(
+    ("record_type", "value", "reason"),
+    [
+        (
+            HoldsByName,
+            {"x": [2, "b"]},
+            "field `by_name[...]` expected a map (FromMaps is read from maps only), got array",
+        ),
+        (
+            HoldsByName,
+            {"x": 5},
+            "field `by_name[...]` expected a map (FromMaps is read from maps only), got int",
+        ),
+        (HoldsByName, [5], "field `by_name` expected map, got an array of 1 value"),
+        (HoldsEither, {"x": 5}, "field `by_name[...]` expected Either, got int"),
+    ],
+)
+def test_a_record_type_held_by_a_field_is_named_when_a_value_is_not_one(
+    record_type: Any, value: Any, reason: str
+) -> None:
+    """msgspec names wire forms (``map | array``) where a record type is expected: the reason
+    names the type, and the one shape it is read from, and what was found as far as msgspec
+    says (not which key of a map held it)."""
+    data = stream({"by_name": {"x": {"id": 1, "name": "a"}}}, {"by_name": value})
+    kept, error = drain(StreamingReader(data, record_type))
+    assert len(kept) == 1
     assert (error.index, error.reason) == (1, reason)
 
 

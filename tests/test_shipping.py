@@ -404,5 +404,5 @@ def test_an_inferred_type_arrives_refusing_what_it_refuses_at_home(form: Any) ->
         msgspec.msgpack.encode(r) for r in ({"a": 1, "e": [{"b": True}]}, {"a": 2, "e": [[True]]})
     )
     home = outcome(data, inferred)
-    assert "field `e[0]` expected map" in str(home[1])
+    assert "field `e[0]` expected a map (RecordEItem is read from maps only)" in str(home[1])
     assert outcome(data, arrived(inferred)) == home

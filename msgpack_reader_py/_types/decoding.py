@@ -48,6 +48,7 @@ from .messages import (
     as_failure,
     guarded_hook,
     is_mapping,
+    one_shape,
     phrase,
     undecodable,
 )
@@ -378,14 +379,10 @@ class KindsDecoder(_Decoding):
                 f"expected a record of {kinds.label} (an array or a map, with its tag), found "
                 f"{found}"
             )
-        shapes = {wire_form(kind.record_type) for kind in kinds.kinds}
-        if None not in shapes and shapes == {"map" if shape == "array" else "array"}:
-            (only,) = shapes
-            wanted = "a map" if only == "map" else "an array"
-            return RecordFailure(
-                f"expected {wanted} (every kind of {kinds.label} is read from {only}s only), "
-                f"found {describe(raw)}"
-            )
+        other = "map" if shape == "array" else "array"
+        if all(wire_form(kind.record_type) == other for kind in kinds.kinds):
+            wanted = one_shape(f"every kind of {kinds.label}", other)
+            return RecordFailure(f"expected {wanted}, found {describe(raw)}")
         where = f"`{kinds.key}`" if shape == "map" else f"at position {kinds.position}"
         if tag is UNKNOWN:
             return RecordFailure(
@@ -401,11 +398,8 @@ class KindsDecoder(_Decoding):
             )
         only = wire_form(kind.record_type)
         if only is not None and only != shape:
-            wanted = "a map" if only == "map" else "an array"
-            label = type_label(kind.record_type)
-            return RecordFailure(
-                f"expected {wanted} ({label} is read from {only}s only), found {describe(raw)}"
-            )
+            wanted = one_shape(type_label(kind.record_type), only)
+            return RecordFailure(f"expected {wanted}, found {describe(raw)}")
         text = self._kind_phrase(kind, message, raw, shape)
         return as_failure(text, f" (in a {type_label(kind.record_type)} record)")
 

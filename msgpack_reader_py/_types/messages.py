@@ -40,6 +40,7 @@ __all__ = [
     "guarded_hook",
     "invalid_utf8",
     "is_mapping",
+    "one_shape",
     "phrase",
     "undecodable",
 ]
@@ -184,15 +185,18 @@ def phrase(
         owner = f"field `{where}`: " if where else ""
         return f"{owner}map has key {unknown_key.group('name')!r}, which names no field"
     got = _GOT.match(text)
-    if got is not None and not key and raw is not unknown:
-        found = _found(raw, path)
-        if found is not UNKNOWN:
-            expected = got.group("expected")
-            annotation = _field_annotation(record_type, path) if fields else None
-            if annotation is not None and _holds_records(annotation):
-                # msgspec names the wire forms (``map | array``): name the field's own type
-                expected = f"Expected `{type_label(annotation)}`"
-            text = f"{expected}, got {describe(found)}"
+    if got is not None and not key:
+        expected = got.group("expected")
+        annotation = _field_annotation(record_type, path) if fields else None
+        if annotation is not None and _holds_records(annotation):
+            # msgspec names the wire forms (``map | array``): name the field's own type
+            bare = _unwrap_annotated(annotation)
+            shape = wire_form(bare) if record_kind(bare) else None
+            wanted = type_label(annotation) if shape is None else one_shape(type_label(bare), shape)
+            expected = f"Expected `{wanted}`"
+        found = UNKNOWN if raw is unknown else _found(raw, path)
+        got_text = text[got.end("expected") :] if found is UNKNOWN else f", got {describe(found)}"
+        text = expected + got_text
     field = _field_path(record_type, path) if fields else path
     text = _EXPECTED.sub(_our_names, text)
     text = (text[:1].lower() + text[1:]).replace("`", "")
@@ -216,12 +220,17 @@ def _shape_error(
             want = f"an array of {count} fields"
         elif (shape := wire_form(record_type)) is None:
             want = f"an array or a map of {count} fields"
-        else:  # read from one shape only
-            article = "a" if shape == "map" else "an"
-            want = f"{article} {shape} of {count} fields ({type_label(record_type)} is read "
-            want += f"from {shape}s only)"
+        else:
+            want = one_shape(type_label(record_type), shape, f" of {count} fields")
     found = message.rsplit("got ", 1)[-1].replace("`", "") if raw is unknown else None
     return f"expected {want}, found {found or describe(raw)}"
+
+
+def one_shape(who: str, shape: str, size: str = "") -> str:
+    """What a record read from ``shape`` only is expected as: ``a map of 2 fields (Click is
+    read from maps only)``, ``who`` naming its type."""
+    article = "a" if shape == "map" else "an"
+    return f"{article} {shape}{size} ({who} is read from {shape}s only)"
 
 
 def _our_names(match: re.Match[str]) -> str:
@@ -244,9 +253,10 @@ def _field_annotation(record_type: Any, path: str) -> Any:
 
 
 def _holds_records(annotation: Any) -> bool:
-    """Whether a union annotation has a record class among its members."""
-    members = union_members(_unwrap_annotated(annotation))
-    return members is not None and any(record_kind(m) not in (None, "tuple") for m in members)
+    """Whether an annotation is a record class, or a union with one among its members."""
+    annotation = _unwrap_annotated(annotation)
+    members = union_members(annotation) or (annotation,)
+    return any(record_kind(m) not in (None, "tuple") for m in members)
 
 
 def _unwrap_annotated(annotation: Any) -> Any:
