@@ -121,6 +121,34 @@ def test_text_is_written_by_the_workers(
     assert sum(spooled.records for spooled in opened) == 3000
 
 
+def test_a_range_where_no_record_starts_leaves_no_file_open(
+    tmp_path: Path, spools: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A range inside one long record has no record of its own, so no text: no file is
+    opened for it, to be dropped unwritten (closed by the garbage collector, with a
+    ResourceWarning, when it came to it)."""
+    from msgpack_reader_py._output import convert as module
+
+    small = [packed(item_values(id=i)) for i in range(30)]
+    data = b"".join([*small, packed(item_values(id=30, path="x" * 4000)), *small])
+    path = tmp_path / "items.msgpack"
+    path.write_bytes(data)
+    opened: list[Any] = []
+    original = module._opened
+
+    def spy(spooled: Any) -> Any:
+        opened.append(original(spooled))
+        return opened[-1]
+
+    monkeypatch.setattr(module, "_opened", spy)
+    out = tmp_path / "out.csv"
+    convert(path, out, "csv", workers=2, blocksize=700)
+    assert out.read_bytes() == to_stream(path, "csv")[0]
+    assert opened
+    assert all(encoded.data.closed and encoded.records for encoded in opened)
+    assert list(spools.iterdir()) == []
+
+
 @pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
 def test_a_conversion_to_nowhere_in_processes_counts_and_makes_no_text(
     tmp_path: Path, spools: Path, monkeypatch: pytest.MonkeyPatch

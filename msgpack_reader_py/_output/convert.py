@@ -425,6 +425,11 @@ class TextJob:
             for rows in runs:
                 file.write(encode(rows))
                 records += len(rows)
+        if not records:
+            # No text (a range that holds no whole record): no file for this process to open
+            # and then never write, as it writes no batch of no records.
+            os.unlink(path)
+            return []
         return [_SpooledText(path, records)]
 
     @staticmethod
