@@ -679,6 +679,15 @@ def test_inference_from_the_first_records_refuses_a_later_key(tmp_path: Path) ->
     assert raised.value.index == 60
 
 
+def test_a_map_naming_a_key_twice_is_refused_when_asked(tmp_path: Path) -> None:
+    path = write(tmp_path, msgpack.packb({"id": 1}) + b"\x82\xa2id\x02\xa2id\x03")
+    # By default, as every decoder reads it: the last value.
+    table = read_locally(local_reader(str(path), blocksize="200"))[1]
+    assert table.to_pylist() == [{"id": 1}, {"id": 3}]
+    with pytest.raises(RecordError, match="record 1 at byte 5: map has key 'id' twice"):
+        read_locally(local_reader(str(path), blocksize="200", forbid_repeated_keys="true"))
+
+
 def test_a_registered_type_and_the_flags_in_process(tmp_path: Path) -> None:
     records = [Carrier(f"c{i}", bytes(i)) for i in range(40)]
     path = write(

@@ -93,6 +93,8 @@ OPTIONS = {
     "max_record_size": "the largest encoded record accepted, in bytes",
     "read_size": "the most bytes asked of a file in one read",
     "forbid_unknown_keys": "true: refuse a map-shaped record with a key that names no field",
+    "forbid_repeated_keys": "true: refuse a record with a map that names a key twice (by "
+    "default its last value is read)",
     "decompress": "false: read compressed files as they are (default true)",
     "fluentd": "true: read Fluentd's EventTime extension as a timestamp",
 }
@@ -300,6 +302,7 @@ class MsgpackDataSource(DataSource):
             return ReadOptions(
                 ext_hook=fluentd_event_time if _flag(options, "fluentd", False) else None,
                 forbid_unknown_keys=_flag(options, "forbid_unknown_keys", False),
+                forbid_repeated_keys=_flag(options, "forbid_repeated_keys", False),
                 max_record_size=_size(options, "max_record_size", ReadOptions.max_record_size),
                 read_size=_size(options, "read_size", ReadOptions.read_size),
                 on_error=typing.cast("OnError", options.get("on_error", "raise")),

@@ -41,6 +41,7 @@ ITEMS = pack_items(get_iter(20))
 CHANGED: dict[str, Any] = {
     "ext_hook": fluentd_event_time,
     "forbid_unknown_keys": True,
+    "forbid_repeated_keys": True,
     "max_record_size": 1 << 20,
     "read_size": 1000,
     "on_error": "skip",

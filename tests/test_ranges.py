@@ -226,6 +226,27 @@ def test_skip_mode_counts_and_keeps_the_same_errors(tmp_path: Path) -> None:
         assert got == expected, blocksize
 
 
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+def test_repeated_keys_refused_in_ranges_as_in_one_read(tmp_path: Path, on_error: str) -> None:
+    """A map naming ``id`` twice, as its own record, among Items read from maps: the ranges
+    refuse it where the sequential read does, or skip it as it does."""
+    maps = [packed(dataclasses.asdict(item)) for item in ITEMS]
+    for position in (9, 26):
+        maps[position] = b"\x89\xa2id\x00" + maps[position][1:]  # one key more: id again
+    path = write(tmp_path, b"".join(maps))
+    options: dict[str, Any] = {"forbid_repeated_keys": True, "on_error": on_error}
+    expected = sequential(path, Item, **options)
+    if on_error == "raise":
+        where = f"record 9 at byte {sum(map(len, maps[:9]))}: map has key 'id' twice"
+        assert expected[3] is not None
+        assert where in expected[3]
+    else:
+        assert expected[1] == 2
+    for blocksize in (3, 40, 128, 500):
+        got, _ = in_ranges(path, Item, blocksize, **options)
+        assert got == expected, blocksize
+
+
 def test_array_and_map_shaped_records_mixed(tmp_path: Path) -> None:
     data = b"".join(
         pack_items([item])

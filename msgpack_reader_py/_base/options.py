@@ -48,6 +48,7 @@ class ReadOptions:
 
     ext_hook: ExtHook | None = None
     forbid_unknown_keys: bool = False
+    forbid_repeated_keys: bool = False
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE
     read_size: int = DEFAULT_READ_SIZE
     on_error: OnError = "raise"
@@ -59,7 +60,7 @@ class ReadOptions:
             raise ValueError(f"on_error must be 'raise' or 'skip', got {self.on_error!r}")
         for name in ("max_record_size", "read_size"):
             positive(name, getattr(self, name))
-        for name in ("forbid_unknown_keys", "decompress", "follow"):
+        for name in ("forbid_unknown_keys", "forbid_repeated_keys", "decompress", "follow"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
         if self.ext_hook is not None and not callable(self.ext_hook):
@@ -101,6 +102,7 @@ class ReadKeywords(TypedDict, total=False):
 
     ext_hook: ExtHook | None
     forbid_unknown_keys: bool
+    forbid_repeated_keys: bool
     max_record_size: int
     read_size: int
     on_error: OnError
@@ -115,6 +117,8 @@ OPTIONS: dict[str, str] = {
     "field accepts `Any` or `datetime`",
     "forbid_unknown_keys": "refuse a map-shaped record (at any depth) with a key that names no "
     "field",
+    "forbid_repeated_keys": "refuse a record with a map (at any depth) that names a key twice; "
+    "by default the last value is read, as msgpack and msgspec read it, and the earlier is lost",
     "max_record_size": "the largest encoded record accepted, in bytes",
     "read_size": "the most bytes asked of the source in one read",
     "on_error": '`"skip"`: pass over records that are not records of the type, counting them '

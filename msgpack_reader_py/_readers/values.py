@@ -99,6 +99,7 @@ def values_plan(options: ReadOptions, *, force: bool = False, batches: bool = Fa
     as one list), a stream that looks foreign refused unless ``force``."""
     return Plan(
         Any,
+        options,
         decoder=ValueDecoder(options.ext_hook),
         convert=Batches() if batches else None,
         refuse_foreign=not force,

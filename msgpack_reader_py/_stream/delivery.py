@@ -21,6 +21,7 @@ from typing import Any, Protocol, TypeVar
 from .._base.errors import DecodeError, ReaderError, RecordError
 from .._base.options import ReadOptions
 from .._types.decoding import RecordFailure, record_decoder
+from .._types.repeats import RepeatsRefused
 from . import sniff
 from .framing import HEAD_SIZE, Framer, Run, too_large
 from .pending import Pending
@@ -82,8 +83,9 @@ _DEFAULTS = ReadOptions()
 
 
 class Plan:
-    """How each run of records is decoded (as ``record_type``, with the ``ext_hook`` and
-    ``forbid_unknown_keys`` of ``options``), and what is made of the decoded records.
+    """How each run of records is decoded (as ``record_type``, with the ``ext_hook``,
+    ``forbid_unknown_keys`` and ``forbid_repeated_keys`` of ``options``), and what is made of
+    the decoded records.
 
     ``decoder`` replaces the record type's own (:func:`~.decoding.record_decoder`): the
     untyped values of :mod:`.values`. With ``refuse_foreign``, a stream whose first bytes
@@ -103,16 +105,18 @@ class Plan:
         self.mapper = mapper
         self.convert = convert
         self.refuse_foreign = refuse_foreign
-        if decoder is not None:
-            self.decoder: RunDecoder = decoder
-            return
         options = options or _DEFAULTS
-        self.decoder = record_decoder(
-            Any if mapper is not None else record_type,
-            ext_hook=options.ext_hook,
-            forbid_unknown_keys=options.forbid_unknown_keys,
-            values=convert is not None,
-        )
+        decoded_as = Any if mapper is not None else record_type
+        if decoder is None:
+            decoder = record_decoder(
+                decoded_as,
+                ext_hook=options.ext_hook,
+                forbid_unknown_keys=options.forbid_unknown_keys,
+                values=convert is not None,
+            )
+        if options.forbid_repeated_keys:
+            decoder = RepeatsRefused(decoder, decoded_as)
+        self.decoder: RunDecoder = decoder
 
 
 class Batches:

@@ -154,8 +154,16 @@ def reader_options(sub: argparse.ArgumentParser, default_type: str | None) -> No
             help="refuse a map-shaped record (at any depth) with a key that names no field "
             "(default: off, such keys are ignored)",
         )
+        sub.add_argument(
+            "--forbid-repeated-keys",
+            action="store_true",
+            help="refuse a record with a map (at any depth) that names a key twice (default: "
+            "off, the key's last value is read and the earlier lost, as every MessagePack "
+            "decoder reads such a map; records made of maps take about half as long again to "
+            "read, three times as long untyped)",
+        )
     else:
-        sub.set_defaults(forbid_unknown_keys=False)
+        sub.set_defaults(forbid_unknown_keys=False, forbid_repeated_keys=False)
     sub.add_argument(
         "--force",
         action="store_true",
@@ -304,6 +312,7 @@ def for_the_command_line(exc: ReaderError, source: str | None) -> ReaderError:
     """``exc`` naming ``source``, and the flag where the library's message names its keyword."""
     reason = exc.reason.replace(FORCE, "--force").replace("decompress=False", "--no-decompress")
     reason = reason.replace("infer_from='all'", "--infer-from all")
+    reason = reason.replace("(forbid_repeated_keys)", "(--forbid-repeated-keys)")
     if isinstance(exc, RecordTooLargeError):
         reason = reason.replace("max_record_size", "--max-record-size")
     return type(exc)(reason, index=exc.index, offset=exc.offset, source=source)
@@ -430,6 +439,7 @@ def read_options(args: argparse.Namespace) -> ReadOptions:
     return ReadOptions(
         ext_hook=fluentd_event_time if args.fluentd else None,
         forbid_unknown_keys=args.forbid_unknown_keys,
+        forbid_repeated_keys=args.forbid_repeated_keys,
         max_record_size=args.max_record_size,
         read_size=args.read_size,
         on_error="skip" if getattr(args, "skip_invalid", False) else "raise",
