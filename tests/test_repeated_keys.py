@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgpack
 import msgspec
@@ -103,6 +103,48 @@ def test_a_repeated_key_at_any_depth_fails_its_record_after_the_records_before(
     assert isinstance(error, RecordError)
     assert len(kept) == 2
     assert (error.index, error.offset, error.reason) == (2, 2 * len(GOOD), reason)
+
+
+@dataclasses.dataclass
+class Odd:
+    by_pair: dict[tuple[int, int], str] = dataclasses.field(default_factory=dict)
+    sized: Annotated[dict[str, int], msgspec.Meta(max_length=4)] = dataclasses.field(
+        default_factory=dict
+    )
+    anything: Any = None
+    raw: dict[str, msgspec.msgpack.Ext] = dataclasses.field(default_factory=dict)
+
+
+ODD_CASES: dict[str, tuple[bytes, str]] = {
+    "arrays as keys, in one call for the run": (
+        wire_map(("by_pair", wire_map((wire_array(1, 2), "a"), (wire_array(1, 2), "b")))),
+        "field `by_pair`: " + TWICE.format([1, 2]),
+    ),
+    "inside Annotated": (
+        wire_map(("sized", wire_map(("n", 1), ("n", 2)))),
+        "field `sized`: " + TWICE.format("n"),
+    ),
+    "under a key that names no field (ignored, its value checked all the same)": (
+        wire_map(("other", wire_map(("n", 1), ("n", 2)))),
+        "field `other`: " + TWICE.format("n"),
+    ),
+    "after an extension, which holds no map to check": (
+        wire_map(("anything", wire_array(b"\xd4\x05\x00", wire_map(("n", 1), ("n", 2))))),
+        "field `anything[1]`: " + TWICE.format("n"),
+    ),
+    "a timestamp msgpack refuses, taken as an Ext: the keys cannot be checked": (
+        wire_map(("raw", wire_map(("t", b"\xd4\xff\x00")))),
+        "its map keys cannot be checked (invalid timestamp data (length 1))",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ODD_CASES))
+def test_odd_places_of_a_repeat(case: str) -> None:
+    data, reason = ODD_CASES[case]
+    kept, error = drain(StreamingReader(P({}) + data, Odd, forbid_repeated_keys=True))
+    assert kept == [Odd()]
+    assert (error.index, error.reason) == (1, reason)
 
 
 def test_by_default_the_last_value_of_a_key_is_read() -> None:
