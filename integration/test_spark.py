@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import decimal
 import itertools
 import json
 import logging
@@ -39,6 +40,7 @@ from msgpack_reader_py import (
     ReaderError,
     ReadOptions,
     RecordError,
+    UInt64,
     generate,
     get_iter,
     pack_items,
@@ -61,7 +63,7 @@ from msgpack_reader_py.spark import (
     spark_schema,
 )
 from tests.encoders import DATA as ENCODED
-from tests.encoders import EVENT_FILES, Event, Inner
+from tests.encoders import EVENT_FILES, EXPECTED, Event, Inner
 from tests.helpers import zstd_frames
 
 ITEMS = list(get_iter(3000, seed=7))
@@ -677,6 +679,32 @@ def test_inference_from_the_first_records_refuses_a_later_key(tmp_path: Path) ->
     with pytest.raises(RecordError, match="late") as raised:
         read_locally(reader)
     assert raised.value.index == 60
+
+
+def test_unsigned_ids_are_exact_decimals(spark: SparkSession, tmp_path: Path) -> None:
+    """Spark has no unsigned type: a uint64 column (inferred from Go's spans, or declared
+    ``UInt64``) is a ``decimal(20,0)`` one, every id exact, 2**64 - 1 among them."""
+    path = write(tmp_path, (ENCODED / "go_spans.msgpack").read_bytes())
+    spans = EXPECTED["spans"]
+    frame = load(spark, str(path))
+    assert dict(frame.dtypes)["trace_id"] == "decimal(20,0)"
+    assert dict(frame.dtypes)["start"] == "bigint"
+    got = [{k: r[k] for k in ("trace_id", "span_id", "parent_id")} for r in rows(frame)]
+    assert got == [
+        {k: decimal.Decimal(s[k]) for k in ("trace_id", "span_id", "parent_id")} for s in spans
+    ]
+    schema = spark_schema(Ids)
+    assert [f.dataType.simpleString() for f in schema] == ["decimal(20,0)", "array<decimal(20,0)>"]
+    # In ranges, as Spark's tasks read them: the same ids.
+    parts, table = read_locally(local_reader(str(path), blocksize="200"))
+    assert len(parts) > 1
+    assert table.column("trace_id").to_pylist() == [decimal.Decimal(s["trace_id"]) for s in spans]
+
+
+@dataclasses.dataclass
+class Ids:
+    span_id: UInt64
+    children: list[UInt64]
 
 
 def test_a_map_naming_a_key_twice_is_refused_when_asked(tmp_path: Path) -> None:

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from ._reference.model import ITEM_VALUES, Item, ItemTuple, ItemValues
     from ._split.index import RecordIndex, load_index, write_index
     from ._split.seek import count_records
+    from ._types.ints import UInt64
 
 __all__ = [
     "DEFAULT_MAX_RECORD_SIZE",
@@ -71,6 +72,7 @@ __all__ = [
     "RecordTooLargeError",
     "StreamingReader",
     "TruncatedStreamError",
+    "UInt64",
     "ValueReader",
     "arrow_schema",
     "convert",
@@ -119,6 +121,7 @@ _LAZY = {
     "load_index": "._split.index",
     "write_index": "._split.index",
     "count_records": "._split.seek",
+    "UInt64": "._types.ints",
     "AsyncStreamingReader": "._readers.aio",
     "BatchReader": "._arrow.reader",
     "JSON": "._arrow.json_columns",

@@ -409,8 +409,9 @@ def _first_column(record_type: Any) -> str:
 def pandas_dtypes(record_type: Any = Item) -> dict[str, Any]:
     """The pandas dtype of each column :func:`read_dataframe` gives ``record_type``.
 
-    ``int64``, ``float64`` and ``bool`` for plain fields, their nullable forms (``Int64``,
-    ``Float64``, ``boolean``) for ``X | None`` fields, ``string[pyarrow]`` for ``str`` (and
+    ``int64``, ``uint64`` (:data:`~msgpack_reader_py.UInt64`), ``float64`` and ``bool`` for
+    plain fields, their nullable forms (``Int64``, ``UInt64``, ``Float64``, ``boolean``) for
+    ``X | None`` fields, ``string[pyarrow]`` for ``str`` (and
     string enums and literals) and for a column of JSON text (a field of no one type:
     :data:`~msgpack_reader_py.JSON`), ``object`` for ``bytes`` and ``None``,
     ``datetime64[us, UTC]`` for ``datetime``, and ``pandas.ArrowDtype`` of the Arrow type for
@@ -430,7 +431,12 @@ def _dtype(field: pa.Field[Any]) -> Any:
         return pd.ArrowDtype(field.type)
     if pa.types.is_timestamp(field.type):
         return pd.DatetimeTZDtype(field.type.unit, field.type.tz)
-    nullable = {"int64": pd.Int64Dtype(), "double": pd.Float64Dtype(), "bool": pd.BooleanDtype()}
+    nullable = {
+        "int64": pd.Int64Dtype(),
+        "uint64": pd.UInt64Dtype(),
+        "double": pd.Float64Dtype(),
+        "bool": pd.BooleanDtype(),
+    }
     if field.nullable:
         return nullable[str(field.type)]
     return field.type.to_pandas_dtype()

@@ -50,7 +50,7 @@ except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subproce
 
 from ._analysis.infer import Inferred
 from ._analysis.inferred import InferFrom, infer_sources, table_type
-from ._arrow.json_columns import storage_type, typed
+from ._arrow.json_columns import leaves_changed, typed
 from ._arrow.reader import DEFAULT_BATCH_SIZE, ArrowJob, arrow_schema, read_batches, rebatched
 from ._base.errors import ReaderError
 from ._base.ext import fluentd_event_time
@@ -169,11 +169,23 @@ def spark_schema(record_type: Any) -> StructType:
     (:func:`~msgpack_reader_py.arrow_schema`: nested records as structs, lists as
     arrays, maps as maps, ``X | None`` nullable, a union of kinds as its tag and every kind's
     fields) as Spark takes it on; a column of JSON text (a field of no one type) is a
-    ``StringType`` column of that text."""
+    ``StringType`` column of that text, and one of ``uint64``
+    (:data:`~msgpack_reader_py.UInt64`) a ``DecimalType(20, 0)`` (Spark has no unsigned type,
+    and its ``LongType`` holds half of one)."""
     stored = pa.schema(
-        [field.with_type(storage_type(field.type)) for field in arrow_schema(record_type)]
+        [
+            field.with_type(leaves_changed(field.type, _spark_leaf))
+            for field in arrow_schema(record_type)
+        ]
     )
     return from_arrow_schema(stored)
+
+
+_UNSIGNED = pa.decimal128(20, 0)  # every uint64, exactly: 2**64 - 1 has 20 digits
+
+
+def _spark_leaf(arrow_type: pa.DataType) -> pa.DataType:
+    return _UNSIGNED if pa.types.is_uint64(arrow_type) else arrow_type
 
 
 @dataclasses.dataclass(frozen=True)

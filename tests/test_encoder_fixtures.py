@@ -38,6 +38,7 @@ FIXTURES = {
     "node_fluentbit.msgpack",
     "rust_tagged_map.msgpack",
     "rust_tagged_array.msgpack",
+    "go_spans.msgpack",
 }
 
 # The documented fields of each kind of tagged event, in order: the tag first.
@@ -110,6 +111,18 @@ def test_the_fixture_files_are_the_documented_ones() -> None:
 def test_expected_json_is_what_make_expected_writes() -> None:
     text = (ENCODERS / "expected.json").read_text(encoding="utf-8")
     assert text == make_expected.expected_text(), "run tests/encoders/make_expected.py"
+
+
+def test_go_spans_hold_their_ids_as_unsigned_64_bit_ints() -> None:
+    path = DATA / "go_spans.msgpack"
+    records = decode(path)
+    assert len(records) == len(EXPECTED["spans"])
+    for index, (record, span) in enumerate(zip(records, EXPECTED["spans"], strict=True)):
+        assert_same(record, span, f"{path.name} record {index}")
+    # Go writes a uint64 in all nine bytes (0xcf), whatever its value: 2**64 - 1 among them.
+    data = path.read_bytes()
+    assert data.count(b"\xcf") >= 3 * len(records)
+    assert max(r["trace_id"] for r in records) == 2**64 - 1
 
 
 @pytest.mark.parametrize("path", present("_events_map.msgpack"), ids=file_id)

@@ -41,6 +41,7 @@ import typing
 
 import attrs
 import msgspec
+from msgpack_reader_py import UInt64
 
 
 class Color(enum.Enum):
@@ -50,7 +51,7 @@ class Color(enum.Enum):
 
 class Place(msgspec.Struct):
     city: str
-    floor: int = 0
+    floor: typing.Annotated[int, msgspec.Meta(ge=0)] = 0  # msgspec cannot pickle a Meta
 
 
 class Point(msgspec.Struct, array_like=True, frozen=True):
@@ -70,7 +71,7 @@ class Extra(typing.TypedDict, total=False):
 @attrs.define
 class Owner:
     name: str
-    rank: int = 0
+    rank: UInt64 = 0
 
 
 class Base(msgspec.Struct, tag=True, tag_field="kind", kw_only=True):

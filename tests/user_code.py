@@ -26,6 +26,7 @@ from pathlib import Path
 
 import attrs
 import msgspec
+from msgpack_reader_py import UInt64
 
 # A notebook's kernel has threads of its own running.
 threading.Thread(target=threading.Event().wait, daemon=True).start()
@@ -43,7 +44,7 @@ class Point(msgspec.Struct, array_like=True):
 
 class Place(msgspec.Struct):
     city: str
-    floor: int = 0
+    floor: typing.Annotated[int, msgspec.Meta(ge=0)] = 0  # a constraint travels too
 
 
 class Pair(typing.NamedTuple):
@@ -58,7 +59,7 @@ class Extra(typing.TypedDict):
 @attrs.define
 class Owner:
     name: str
-    rank: int = 0
+    rank: UInt64 = 0
 
 
 class Ping(msgspec.Struct, tag="ping", rename="camel"):

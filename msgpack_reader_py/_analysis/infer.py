@@ -22,6 +22,10 @@ The rules:
   attributes; too many keys; keys that are not strings) a ``dict[K, V]``; an array whose
   elements share a type is a ``list[T]``; an array of mixed scalars, the same length each
   time, a nested record by position;
+- ints are ``int``; where one was over int64's most (2**63 - 1) and none was negative, a
+  :data:`~msgpack_reader_py.UInt64` (a ``uint64`` column); where both were seen, ``int``, in
+  a table a column of their JSON text (no integer column holds both). Checked, an ``int``
+  refuses an int over int64's most, so that a later one widens the type;
 - the timestamp extension is a ``datetime``; values of types that do not mix (a ``str`` and an
   ``int``), and extension types, are ``Any``; a field that was only ever ``None`` is ``None``.
 
@@ -55,6 +59,7 @@ from collections.abc import Iterable
 from typing import Any, Literal
 
 from .._base.errors import ReaderError
+from .._types.ints import INT64_MAX
 from .._types.record_type import FORBID_ATTRIBUTE, FORM_ATTRIBUTE, KEY_METADATA, matchable
 from .names import identifier, pascal, unique
 from .seen import Seen, merge
@@ -200,14 +205,23 @@ class Inferred:
                 f"from dataclasses import {'dataclass, field' if renamed else 'dataclass'}"
             )
         typing_names = []
+        if any("Annotated[" in a for a in annotations):
+            typing_names.append("Annotated")
         if any(re.search(r"\bAny\b", a) for a in annotations):
             typing_names.append("Any")
         if any(cls.tag is not None for cls in as_dataclasses):
             typing_names.append("Literal")
         if typing_names:
             imports.append(f"from typing import {', '.join(typing_names)}")
-        if len(as_dataclasses) < len(self._classes):
-            imports.append("\nimport msgspec")
+        ours = (
+            "\nfrom msgpack_reader_py import UInt64"
+            if any("UInt64" in a for a in annotations)
+            else ""
+        )
+        if len(as_dataclasses) < len(self._classes) or any("msgspec." in a for a in annotations):
+            imports.append("\nimport msgspec" + ours)
+        elif ours:
+            imports.append(ours)
         parts = [header + "\n".join(imports).lstrip("\n"), *classes]
         return "\n\n\n".join(parts) + "\n"
 
@@ -236,7 +250,19 @@ def _annotation(spec: _Field, *, checked: bool, columns: bool) -> str:
     element then fails the check, and is seen), of ``Any`` otherwise."""
     if columns and spec.columns:
         return spec.columns
-    return spec.annotation.replace(_NEVER_SEEN, "None" if checked or columns else "Any")
+    return _written(spec.annotation, checked=checked, columns=columns)
+
+
+def _written(annotation: str, *, checked: bool, columns: bool) -> str:
+    """An annotation as :meth:`Inferred.source` writes it, each stand-in replaced: ints an
+    ``int64`` column holds are ``int``, bounded where ``checked`` (a larger int then fails
+    the check, and is seen); ints no one integer column holds ``int``, in a table ``Any``
+    (a column of their JSON text)."""
+    return (
+        annotation.replace(_NEVER_SEEN, "None" if checked or columns else "Any")
+        .replace(_INT64, _BOUNDED if checked else "int")
+        .replace(_WIDE_INT, "Any" if columns else "int")
+    )
 
 
 def _class_source(cls: _Class, form: Form, *, checked: bool, columns: bool, nested: bool) -> str:
@@ -372,6 +398,16 @@ def _kind_names(kinds: set[str]) -> list[str]:
 _NEVER_SEEN = "<never seen>"
 """Stands for the element type of lists only ever seen empty: ``Any``, or ``None`` in a table."""
 
+_INT64 = "<int64>"
+"""Stands for ``int`` where no int seen was over int64's most (:func:`_written`)."""
+
+_WIDE_INT = "<int>"
+"""Stands for ``int`` where ints seen were below 0 and over int64's most: no integer column
+holds both."""
+
+_BOUNDED = f"Annotated[int, msgspec.Meta(le={INT64_MAX})]"
+"""An ``int`` an ``int64`` column holds, as a checked type refuses any other."""
+
 
 class _Builder:
     def __init__(self) -> None:
@@ -418,7 +454,8 @@ class _Builder:
         annotations: dict[str, dict[str, str]] = {}
         for kind in kinds:
             for spec in by_name[kind].fields:
-                annotation = spec.annotation.replace(_NEVER_SEEN, "None").removesuffix(" | None")
+                bare = spec.annotation.replace(_NEVER_SEEN, "None")
+                annotation = _written(bare, checked=False, columns=False).removesuffix(" | None")
                 annotations.setdefault(spec.name, {})[kind] = annotation
         found = []
         for name, typed in annotations.items():
@@ -458,6 +495,10 @@ class _Builder:
             self.mixed.append(f"{'.'.join(self._path)} ({found})")
             return "Any"
         (kind,) = kinds
+        if kind == "int" and seen.unsigned:
+            return _WIDE_INT if seen.negative else "UInt64"
+        if kind == "int":
+            return _INT64
         if kind in _ANNOTATIONS:
             return _ANNOTATIONS[kind]
         if kind == "map":

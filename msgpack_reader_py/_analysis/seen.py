@@ -8,6 +8,8 @@ from typing import Any
 
 import msgpack
 
+from .._types.ints import INT64_MAX
+
 __all__ = ["SCALARS", "Seen", "merge"]
 
 SCALARS = {
@@ -35,11 +37,19 @@ class Seen:
         self.maps = 0
         self.keys: Seen | None = None  # the keys and values of other maps
         self.values: Seen | None = None
+        # Whether an int was below 0, or over int64's most: which one column holds the ints.
+        self.negative = False
+        self.unsigned = False
 
     def add(self, value: Any) -> None:
         kind = SCALARS.get(type(value))
         if kind is not None:
             self.kinds.add(kind)
+            if kind == "int":
+                if value < 0:
+                    self.negative = True
+                elif value > INT64_MAX:
+                    self.unsigned = True
         elif isinstance(value, (list, tuple)):
             self._array(value)
         elif isinstance(value, dict):
@@ -80,6 +90,8 @@ class Seen:
 def merge(into: Seen, other: Seen) -> None:
     """Fold what ``other`` saw into ``into`` (the values of a map too wide to be a record)."""
     into.kinds |= other.kinds
+    into.negative |= other.negative
+    into.unsigned |= other.unsigned
     for attribute in ("items", "keys", "values"):
         theirs = getattr(other, attribute)
         if theirs is not None:

@@ -16,7 +16,16 @@ from typing import Any
 import msgspec
 import pyarrow as pa
 
-__all__ = ["JSON", "empty_table", "is_json", "parsed", "storage", "storage_type", "typed"]
+__all__ = [
+    "JSON",
+    "empty_table",
+    "is_json",
+    "leaves_changed",
+    "parsed",
+    "storage",
+    "storage_type",
+    "typed",
+]
 
 JSON: pa.DataType = pa.json_(pa.string()) if hasattr(pa, "json_") else pa.string()
 """The column type of a field whose values have no Arrow type of their own: their JSON text,
@@ -33,21 +42,33 @@ def is_json(arrow_type: pa.DataType) -> bool:
 
 def storage_type(arrow_type: pa.DataType) -> pa.DataType:
     """``arrow_type`` with every extension type in it its storage (JSON: ``string``)."""
-    nested: Any = arrow_type
-    if isinstance(arrow_type, pa.BaseExtensionType):
-        return storage_type(nested.storage_type)
-    if pa.types.is_struct(arrow_type):
-        return pa.struct([_stored(nested.field(i)) for i in range(nested.num_fields)])
-    if pa.types.is_list(arrow_type):
-        return pa.list_(_stored(nested.value_field))
-    if pa.types.is_map(arrow_type):
-        item: Any = _stored(nested.item_field)
-        return pa.map_(nested.key_type, item)
+    return leaves_changed(arrow_type, _same)
+
+
+def _same(arrow_type: pa.DataType) -> pa.DataType:
     return arrow_type
 
 
-def _stored(field: pa.Field[Any]) -> pa.Field[Any]:
-    return field.with_type(storage_type(field.type))
+def leaves_changed(
+    arrow_type: pa.DataType, change: Callable[[pa.DataType], pa.DataType]
+) -> pa.DataType:
+    """``arrow_type`` with every extension type in it its storage, and each type in it that
+    holds no other (not a struct, a list or a map) ``change`` of it."""
+    nested: Any = arrow_type
+    if isinstance(arrow_type, pa.BaseExtensionType):
+        return leaves_changed(nested.storage_type, change)
+    if pa.types.is_struct(arrow_type):
+        return pa.struct([_changed(nested.field(i), change) for i in range(nested.num_fields)])
+    if pa.types.is_list(arrow_type):
+        return pa.list_(_changed(nested.value_field, change))
+    if pa.types.is_map(arrow_type):
+        item: Any = _changed(nested.item_field, change)
+        return pa.map_(leaves_changed(nested.key_type, change), item)
+    return change(arrow_type)
+
+
+def _changed(field: pa.Field[Any], change: Callable[[pa.DataType], pa.DataType]) -> pa.Field[Any]:
+    return field.with_type(leaves_changed(field.type, change))
 
 
 def storage(column: pa.ChunkedArray[Any]) -> pa.ChunkedArray[Any]:

@@ -28,6 +28,7 @@ from .._base.json_text import json_text
 from .._reference.model import Item
 from .._types.columns import columns_of, members
 from .._types.decoding import plain_values
+from .._types.ints import is_unsigned
 from .._types.record_type import (
     ABSENT,
     FieldSpec,
@@ -57,15 +58,16 @@ _ARROW_TYPES: tuple[tuple[Any, pa.DataType], ...] = (
 def arrow_schema(record_type: Any = Item) -> pa.Schema:
     """The Arrow schema of ``record_type``'s records: one column per field, in order.
 
-    ``int`` becomes ``int64``, ``float`` ``float64``, ``int | float`` ``float64`` (which
-    refuses an int it cannot hold exactly), ``str`` ``string``, ``bytes`` ``binary``, ``bool``
-    ``bool``, ``datetime`` ``timestamp[us, tz=UTC]``, ``None`` ``null``; an ``Enum`` or
-    ``Literal`` becomes ``string`` (or ``int64`` when its values are ints); ``list[T]`` and
-    ``tuple[T, ...]`` a list column, ``dict[K, V]`` (``K`` a str or an int) a map column, a
-    nested record type a struct column (its children named by their map keys), all to any
-    depth. Any other annotation (``Any``, a union of a record and a scalar, of a str and an
-    int, a ``tuple[X, Y]``, ...) is a column of each value's JSON text (:data:`JSON`),
-    written as :func:`~msgpack_reader_py._output.text.json_text` writes it (``None`` is null).
+    ``int`` becomes ``int64`` (:data:`~msgpack_reader_py.UInt64`: ``uint64``), ``float``
+    ``float64``, ``int | float`` ``float64`` (which refuses an int it cannot hold exactly),
+    ``str`` ``string``, ``bytes`` ``binary``, ``bool`` ``bool``, ``datetime``
+    ``timestamp[us, tz=UTC]``, ``None`` ``null``; an ``Enum`` or ``Literal`` becomes
+    ``string`` (or ``int64`` when its values are ints); ``list[T]`` and ``tuple[T, ...]`` a
+    list column, ``dict[K, V]`` (``K`` a str or an int) a map column, a nested record type a
+    struct column (its children named by their map keys), all to any depth. Any other
+    annotation (``Any``, a union of a record and a scalar, of a str and an int, a
+    ``tuple[X, Y]``, ...) is a column of each value's JSON text (:data:`JSON`), written as
+    :func:`~msgpack_reader_py._output.text.json_text` writes it (``None`` is null).
     ``X | None`` (or ``Optional[X]``) is the same type, nullable; every other field is not
     nullable. Fields of a ``tuple[...]`` record type are named ``"0"``, ``"1"``, and so on.
     """
@@ -93,14 +95,14 @@ def _arrow_type(annotation: Any) -> pa.DataType:
         if annotation is python_type:
             return arrow_type
     if origin is typing.Annotated:
-        return _arrow_type(args[0])
+        return pa.uint64() if is_unsigned(annotation) else _arrow_type(args[0])
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         return _of_values([member.value for member in annotation])
     if origin is typing.Literal:
         return _of_values(list(args))
     if origin in (list, tuple) and args and (origin is list or args[-1] is Ellipsis):
         return pa.list_(_arrow_field("item", args[0]))
-    if origin is dict and args and members(args[0])[0] in (str, int):
+    if origin is dict and args and _bare(members(args[0])[0]) in (str, int):
         # A Field as the item type carries its nullability (pyarrow takes one; its stubs not).
         item: Any = _arrow_field("value", args[1])
         return pa.map_(_arrow_type(members(args[0])[0]), item)
@@ -131,9 +133,16 @@ def _child(spec: FieldSpec) -> pa.Field[Any]:
     return child.with_nullable(True) if spec.default is ABSENT else child
 
 
+def _bare(annotation: Any) -> Any:
+    """``X`` of ``Annotated[X, ...]``."""
+    while typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    return annotation
+
+
 def _of_values(values: list[Any]) -> pa.DataType:
     """``string`` for str values, ``int64`` for ints: the column of an Enum or a Literal
-    (:data:`JSON` for one that mixes them)."""
+    (:data:`JSON` for one that mixes them). msgspec reads no such value over int64's most."""
     kinds = set(map(type, values))
     if kinds == {str}:
         return pa.string()
@@ -308,5 +317,16 @@ class ArrowColumns:
             pa.array([value], type=field.type)
         except self.refusals as exc:
             what = f"field `{label}`: {describe(value)} does not fit Arrow {field.type}"
-            return f"{what} ({exc})"
+            return f"{what} ({exc}){_WIDER if _too_large(exc) else ''}"
         return None
+
+
+# pyarrow's words for an int over int64's most: C's long is int64 where pyarrow builds.
+_WIDER = (
+    "; a field of unsigned 64-bit ints (up to 2**64 - 1) is declared "
+    "msgpack_reader_py.UInt64, a uint64 column"
+)
+
+
+def _too_large(exc: Exception) -> bool:
+    return isinstance(exc, OverflowError) and "too large to convert to C long" in str(exc)

@@ -52,6 +52,8 @@ def is_scalar(annotation: Any) -> bool:
     """Whether a field holds one plain value: ``int``, ``float``, ``str``, ``bytes``,
     ``bool``, a ``Literal`` of strs or of ints (a union's tag), or one of them ``| None``."""
     inner, _ = members(annotation)
+    while typing.get_origin(inner) is typing.Annotated:  # a constrained int is an int
+        inner = typing.get_args(inner)[0]
     return inner in _SCALARS or literal_values(inner) is not None
 
 

@@ -234,6 +234,8 @@ _PICKLER: type[pickle.Pickler] | None = None
 def _pickler_of(base: type[pickle.Pickler]) -> type[pickle.Pickler]:
     class _Pickler(base):  # type: ignore[valid-type,misc]
         def reducer_override(self, obj: Any) -> Any:
+            if type(obj) is msgspec.Meta:  # a constraint (Annotated[int, Meta(ge=0)])
+                return (_meta, (_meta_keywords(obj),))
             if getattr(type(obj), "__reduce_ex__", None) is _reduce_by_key:
                 # Here its class goes by value, in this stream, as it goes alone: the same
                 # bytes whether or not its instances were sent by key yet.
@@ -249,6 +251,21 @@ def _pickler_of(base: type[pickle.Pickler]) -> type[pickle.Pickler]:
             return (_made, (_key_of(obj), make, arguments), state, None, None, _filled)
 
     return _Pickler
+
+
+# What a Meta was made with is what it holds: its public attributes, those not None.
+_META_FIELDS = tuple(name for name in dir(msgspec.Meta) if not name.startswith("_"))
+
+
+def _meta_keywords(meta: msgspec.Meta) -> dict[str, Any]:
+    """The keywords ``meta`` was made with (msgspec cannot pickle a Meta)."""
+    held = {name: getattr(meta, name) for name in _META_FIELDS}
+    return {name: value for name, value in held.items() if value is not None}
+
+
+def _meta(keywords: dict[str, Any]) -> msgspec.Meta:
+    """A Meta made again where it arrives."""
+    return msgspec.Meta(**keywords)
 
 
 def _by_value(reduced: Any) -> bool:

@@ -281,6 +281,41 @@ def fluentbit() -> list[dict[str, Any]]:
     return entries
 
 
+# Trace and span ids are unsigned 64-bit ints, as a tracer makes them (Datadog's are uint64):
+# every encoding of one, up to 2**64 - 1, half of them over int64's most (2**63 - 1).
+SPAN_IDS = [
+    1,
+    255,
+    65535,
+    2**32 - 1,
+    2**63 - 1,
+    2**63,
+    12345678901234567890,
+    2**64 - 1,
+]
+SERVICES = ["web", "db", "cache", "web"]
+
+
+def spans() -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = []
+    for index, span_id in enumerate(SPAN_IDS):
+        trace = SPAN_IDS[-1 - index // 4 * 2]  # two traces: 2**64 - 1 and 2**63
+        records.append(
+            {
+                "trace_id": trace,
+                "span_id": span_id,
+                "parent_id": 0 if index % 4 == 0 else SPAN_IDS[index - 1],
+                "service": SERVICES[index % 4],
+                "name": f"op.{index}",
+                "start": 1_730_374_586_108_998_696 + index * 1_000_003,
+                "duration": 10_000 * (index + 1) ** 2,
+                "error": int(index == 6),
+                "meta": {"env": "prod", "host": f"h{index % 3}"} if index % 2 else {},
+            }
+        )
+    return records
+
+
 def build() -> dict[str, Any]:
     records = events()
     return {
@@ -289,6 +324,7 @@ def build() -> dict[str, Any]:
         "untagged_items": untagged_items(records),
         "tagged_events": tagged_events(),
         "fluentbit": fluentbit(),
+        "spans": spans(),
     }
 
 

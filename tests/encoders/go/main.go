@@ -216,12 +216,27 @@ type FluentBitEntry struct {
 	Record   FluentdRecord  `json:"record"`
 }
 
+// A span of a trace, as a tracer writes it: its ids Go uint64s (0xcf, all nine bytes), meta
+// written with sorted keys.
+type Span struct {
+	TraceID  uint64    `json:"trace_id" msgpack:"trace_id"`
+	SpanID   uint64    `json:"span_id" msgpack:"span_id"`
+	ParentID uint64    `json:"parent_id" msgpack:"parent_id"`
+	Service  string    `json:"service" msgpack:"service"`
+	Name     string    `json:"name" msgpack:"name"`
+	Start    int64     `json:"start" msgpack:"start"`
+	Duration int64     `json:"duration" msgpack:"duration"`
+	Error    int32     `json:"error" msgpack:"error"`
+	Meta     SortedMap `json:"meta" msgpack:"meta"`
+}
+
 type Expected struct {
 	Events        []Event          `json:"events"`
 	Fluentd       []FluentdEntry   `json:"fluentd"`
 	UntaggedItems []UntaggedItem   `json:"untagged_items"`
 	TaggedEvents  []TaggedJSON     `json:"tagged_events"`
 	FluentBit     []FluentBitEntry `json:"fluentbit"`
+	Spans         []Span           `json:"spans"`
 }
 
 // write encodes each value in turn, concatenated, into dir/name.
@@ -298,4 +313,5 @@ func main() {
 		enc.UseArrayEncodedStructs(true)
 	})
 	write(dir, "go_fluentbit.msgpack", fluentBit)
+	write(dir, "go_spans.msgpack", expected.Spans)
 }
