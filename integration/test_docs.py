@@ -85,6 +85,7 @@ INPUTS: dict[str, Callable[[], dict[str, bytes]]] = {
     "go_events.msgpack": lambda: {
         "go_events.msgpack": (ENCODED / "go_events_map.msgpack").read_bytes()
     },
+    "traces.msgpack": lambda: {"traces.msgpack": (ENCODED / "go_spans.msgpack").read_bytes()},
     "fluentd.msgpack": lambda: {"fluentd.msgpack": (ENCODED / "go_fluentd.msgpack").read_bytes()},
     "fluentbit.msgpack": lambda: {
         "fluentbit.msgpack": (ENCODED / "go_fluentbit.msgpack").read_bytes()
