@@ -25,7 +25,8 @@ The rules:
 - ints are ``int``; where one was over int64's most (2**63 - 1) and none was negative, a
   :data:`~msgpack_reader_py.UInt64` (a ``uint64`` column); where both were seen, ``int``, in
   a table a column of their JSON text (no integer column holds both). Checked, an ``int``
-  refuses an int over int64's most, so that a later one widens the type;
+  refuses an int over int64's most, and a ``float`` (which msgspec reads an int as) an int
+  past 2**53, so that a later one widens the type, never read with digits lost;
 - the timestamp extension is a ``datetime``; values of types that do not mix (a ``str`` and an
   ``int``), and extension types, are ``Any``; a field that was only ever ``None`` is ``None``.
 
@@ -59,7 +60,7 @@ from collections.abc import Iterable
 from typing import Any, Literal
 
 from .._base.errors import ReaderError
-from .._types.ints import INT64_MAX
+from .._types.ints import FLOAT_EXACT, INT64_MAX
 from .._types.record_type import FORBID_ATTRIBUTE, FORM_ATTRIBUTE, KEY_METADATA, matchable
 from .names import identifier, pascal, unique
 from .seen import Seen, merge
@@ -262,6 +263,7 @@ def _written(annotation: str, *, checked: bool, columns: bool) -> str:
         annotation.replace(_NEVER_SEEN, "None" if checked or columns else "Any")
         .replace(_INT64, _BOUNDED if checked else "int")
         .replace(_WIDE_INT, "Any" if columns else "int")
+        .replace(_FLOAT, _EXACT if checked else "float")
     )
 
 
@@ -408,6 +410,15 @@ holds both."""
 _BOUNDED = f"Annotated[int, msgspec.Meta(le={INT64_MAX})]"
 """An ``int`` an ``int64`` column holds, as a checked type refuses any other."""
 
+_FLOAT = "<float>"
+"""Stands for ``float``: msgspec reads an int as a float there, and one past 2**53 would
+lose digits without a word, so a checked ``float`` is :data:`_EXACT`."""
+
+_EXACT = f"Annotated[int, msgspec.Meta(ge={-FLOAT_EXACT}, le={FLOAT_EXACT})] | float"
+"""A checked ``float``: an int a float holds exactly is read as the int it is (a float64
+column holds it), and a larger one misfits, so that the field widens to ``int | float``,
+whose float64 column refuses it loudly, never rounds it."""
+
 
 class _Builder:
     def __init__(self) -> None:
@@ -499,6 +510,8 @@ class _Builder:
             return _WIDE_INT if seen.negative else "UInt64"
         if kind == "int":
             return _INT64
+        if kind == "float":
+            return _FLOAT
         if kind in _ANNOTATIONS:
             return _ANNOTATIONS[kind]
         if kind == "map":

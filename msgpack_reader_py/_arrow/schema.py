@@ -118,7 +118,7 @@ def _arrow_type(annotation: Any) -> pa.DataType:
 def _is_number(annotation: Any) -> bool:
     """Whether ``annotation`` is ``int | float``."""
     found = union_members(annotation)
-    return found is not None and set(found) == {int, float}
+    return found is not None and {_bare(m) for m in found} == {int, float}
 
 
 def _is_kinds(annotation: Any) -> bool:

@@ -19,9 +19,13 @@ from typing import Annotated, Any
 
 import msgspec
 
-__all__ = ["INT64", "INT64_MAX", "UInt64", "is_unsigned"]
+__all__ = ["FLOAT_EXACT", "INT64", "INT64_MAX", "UInt64", "is_unsigned"]
 
 INT64_MAX = 2**63 - 1
+
+FLOAT_EXACT = 2**53
+"""The largest int a float64 holds exactly, and every int nearer zero: a column of ints and
+floats (float64) refuses any other."""
 
 
 class _Unsigned:

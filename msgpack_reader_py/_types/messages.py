@@ -55,6 +55,7 @@ _MISSING_KEY = re.compile(r"^Object missing required field `(?P<name>[^`]*)`$")
 _UNKNOWN_KEY = re.compile(r"^Object contains unknown field `(?P<name>[^`]*)`$")
 
 _EXPECTED = re.compile(r"^Expected `([^`]*)`")
+_BOUND = re.compile(r"^Expected `[^`]*` [<>]=? -?[0-9.e+-]+$")  # a Meta's bound: ge, lt, ...
 
 _NAMES = {"null": "None", "object": "map"}
 
@@ -197,6 +198,8 @@ def phrase(
         found = UNKNOWN if raw is unknown else _found(raw, path)
         got_text = text[got.end("expected") :] if found is UNKNOWN else f", got {describe(found)}"
         text = expected + got_text
+    elif _BOUND.match(text) is not None and raw is not unknown:
+        text += f", got {describe(_found(raw, path))}"  # the value past the bound
     field = _field_path(record_type, path) if fields else path
     text = _EXPECTED.sub(_our_names, text)
     text = (text[:1].lower() + text[1:]).replace("`", "")
