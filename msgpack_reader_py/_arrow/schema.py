@@ -34,6 +34,7 @@ from .._types.record_type import (
     FieldSpec,
     record_fields,
     record_kind,
+    unannotated,
     union_fields,
     union_members,
 )
@@ -102,7 +103,7 @@ def _arrow_type(annotation: Any) -> pa.DataType:
         return _of_values(list(args))
     if origin in (list, tuple) and args and (origin is list or args[-1] is Ellipsis):
         return pa.list_(_arrow_field("item", args[0]))
-    if origin is dict and args and _bare(members(args[0])[0]) in (str, int):
+    if origin is dict and args and unannotated(members(args[0])[0]) in (str, int):
         # A Field as the item type carries its nullability (pyarrow takes one; its stubs not).
         item: Any = _arrow_field("value", args[1])
         return pa.map_(_arrow_type(members(args[0])[0]), item)
@@ -118,7 +119,7 @@ def _arrow_type(annotation: Any) -> pa.DataType:
 def _is_number(annotation: Any) -> bool:
     """Whether ``annotation`` is ``int | float``."""
     found = union_members(annotation)
-    return found is not None and {_bare(m) for m in found} == {int, float}
+    return found is not None and {unannotated(m) for m in found} == {int, float}
 
 
 def _is_kinds(annotation: Any) -> bool:
@@ -131,13 +132,6 @@ def _child(spec: FieldSpec) -> pa.Field[Any]:
     ``TypedDict``'s key that may be missing is nullable)."""
     child = _arrow_field(spec.wire_name, spec.annotation)
     return child.with_nullable(True) if spec.default is ABSENT else child
-
-
-def _bare(annotation: Any) -> Any:
-    """``X`` of ``Annotated[X, ...]``."""
-    while typing.get_origin(annotation) is typing.Annotated:
-        annotation = typing.get_args(annotation)[0]
-    return annotation
 
 
 def _of_values(values: list[Any]) -> pa.DataType:
@@ -162,9 +156,7 @@ def _preparer(annotation: Any) -> Prepare | None:
     ``None``: nothing to do, at any depth."""
     if annotation is None or annotation is type(None):
         return None
-    inner, _ = members(annotation)
-    while typing.get_origin(inner) is typing.Annotated:
-        inner = typing.get_args(inner)[0]
+    inner = unannotated(members(annotation)[0])
     if _arrow_type(inner) == JSON:
         return _json_cell
     origin = typing.get_origin(inner)

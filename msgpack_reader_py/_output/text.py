@@ -31,7 +31,7 @@ import msgspec
 from .._base.atomic import NamedOutput
 from .._base.json_text import json_key, json_lines, json_text
 from .._types.columns import columns_of, members
-from .._types.record_type import literal_values
+from .._types.record_type import literal_values, unannotated
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -250,7 +250,7 @@ def csv_type(annotation: Any) -> CsvType | None:
     options = set()
     for option in typing.get_args(inner) if _is_union(inner) else (inner,):
         values = literal_values(option)
-        option = type(values[0]) if values else _bare(option)
+        option = type(values[0]) if values else unannotated(option)
         options.add(option)
     if options == {str}:
         return "text"
@@ -263,13 +263,6 @@ def csv_type(annotation: Any) -> CsvType | None:
 
 def _is_union(annotation: Any) -> bool:
     return typing.get_origin(annotation) in (typing.Union, types.UnionType)
-
-
-def _bare(annotation: Any) -> Any:
-    """``X`` of ``Annotated[X, ...]`` (a constrained type: ``Annotated[int, Meta(ge=0)]``)."""
-    while typing.get_origin(annotation) is typing.Annotated:
-        annotation = typing.get_args(annotation)[0]
-    return annotation
 
 
 def csv_cell(value: Any) -> str | None:

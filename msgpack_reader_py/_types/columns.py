@@ -23,6 +23,7 @@ from .record_type import (
     record_kind,
     record_kinds,
     type_label,
+    unannotated,
     union_fields,
     union_members,
 )
@@ -51,9 +52,7 @@ def members(annotation: Any) -> tuple[Any, bool]:
 def is_scalar(annotation: Any) -> bool:
     """Whether a field holds one plain value: ``int``, ``float``, ``str``, ``bytes``,
     ``bool``, a ``Literal`` of strs or of ints (a union's tag), or one of them ``| None``."""
-    inner, _ = members(annotation)
-    while typing.get_origin(inner) is typing.Annotated:  # a constrained int is an int
-        inner = typing.get_args(inner)[0]
+    inner = unannotated(members(annotation)[0])  # a constrained int is an int
     return inner in _SCALARS or literal_values(inner) is not None
 
 

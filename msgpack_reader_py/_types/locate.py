@@ -19,7 +19,14 @@ from typing import Any
 import msgpack
 
 from .._base.ext import EPOCH, rfc3339
-from .record_type import is_fixed_tuple, record_fields, record_kind, record_kinds, union_members
+from .record_type import (
+    is_fixed_tuple,
+    record_fields,
+    record_kind,
+    record_kinds,
+    unannotated,
+    union_members,
+)
 
 __all__ = ["Found", "locate"]
 
@@ -130,9 +137,7 @@ def _unwrapped(annotation: Any, value: Any) -> Any:
     """The annotation a value is decoded as: inside ``Annotated``, the member of a union that
     takes its shape (a union of record kinds stays whole: its tag chooses)."""
     while True:
-        if typing.get_origin(annotation) is typing.Annotated:
-            annotation = typing.get_args(annotation)[0]
-            continue
+        annotation = unannotated(annotation)
         members = union_members(annotation)
         if members is None or _kinds_of(annotation):
             return annotation
@@ -149,8 +154,7 @@ def _member_for(members: tuple[Any, ...], value: Any) -> Any:
 
 
 def _shape(annotation: Any) -> str | None:
-    if typing.get_origin(annotation) is typing.Annotated:
-        return _shape(typing.get_args(annotation)[0])
+    annotation = unannotated(annotation)
     kind = record_kind(annotation)
     origin = typing.get_origin(annotation)
     if kind is not None or _kinds_of(annotation):

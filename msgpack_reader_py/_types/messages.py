@@ -25,6 +25,7 @@ from .record_type import (
     record_fields,
     record_kind,
     type_label,
+    unannotated,
     union_members,
     wire_form,
 )
@@ -191,7 +192,7 @@ def phrase(
         annotation = _field_annotation(record_type, path) if fields else None
         if annotation is not None and _holds_records(annotation):
             # msgspec names the wire forms (``map | array``): name the field's own type
-            bare = _unwrap_annotated(annotation)
+            bare = unannotated(annotation)
             shape = wire_form(bare) if record_kind(bare) else None
             wanted = type_label(annotation) if shape is None else one_shape(type_label(bare), shape)
             expected = f"Expected `{wanted}`"
@@ -257,15 +258,9 @@ def _field_annotation(record_type: Any, path: str) -> Any:
 
 def _holds_records(annotation: Any) -> bool:
     """Whether an annotation is a record class, or a union with one among its members."""
-    annotation = _unwrap_annotated(annotation)
+    annotation = unannotated(annotation)
     members = union_members(annotation) or (annotation,)
     return any(record_kind(m) not in (None, "tuple") for m in members)
-
-
-def _unwrap_annotated(annotation: Any) -> Any:
-    while typing.get_origin(annotation) is typing.Annotated:
-        annotation = typing.get_args(annotation)[0]
-    return annotation
 
 
 def _walked(record_type: Any, path: str) -> tuple[str, Any]:
@@ -302,9 +297,8 @@ def is_mapping(tp: Any) -> bool:
 
 def _unwrap(tp: Any) -> Any:
     """The record or container inside ``Optional[...]`` / ``Annotated[...]``."""
+    tp = unannotated(tp)
     origin = typing.get_origin(tp)
-    if origin is typing.Annotated:
-        return _unwrap(typing.get_args(tp)[0])
     if origin is typing.Union or origin is types.UnionType:
         members = [a for a in typing.get_args(tp) if a is not type(None)]
         structured = [m for m in members if _is_record(m) or typing.get_origin(m)]

@@ -35,6 +35,7 @@ __all__ = [
     "record_kind",
     "record_kinds",
     "type_label",
+    "unannotated",
     "union_fields",
     "union_members",
     "wire_form",
@@ -251,6 +252,14 @@ def union_members(tp: Any) -> tuple[Any, ...] | None:
     if typing.get_origin(tp) in (typing.Union, types.UnionType):
         return typing.get_args(tp)
     return None
+
+
+def unannotated(annotation: Any) -> Any:
+    """``X`` of ``Annotated[X, ...]`` (a constrained type, ``Annotated[int, Meta(ge=0)]``,
+    holds the values ``X`` holds); any other annotation as it is."""
+    while typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    return annotation
 
 
 def type_label(tp: Any) -> str:

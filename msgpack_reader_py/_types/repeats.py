@@ -22,7 +22,7 @@ from typing import Any
 import msgpack
 
 from .messages import RecordFailure
-from .record_type import record_fields, record_kind, union_members
+from .record_type import record_fields, record_kind, unannotated, union_members
 
 __all__ = ["RepeatsRefused", "first_repeat"]
 
@@ -149,8 +149,7 @@ def _step(
 def _bare(annotation: Any) -> Any:
     """``annotation`` without ``Annotated[...]`` and ``| None``; ``Any`` for a union of
     several types (which one a value is, the walk does not know)."""
-    while typing.get_origin(annotation) is typing.Annotated:
-        annotation = typing.get_args(annotation)[0]
+    annotation = unannotated(annotation)
     members = union_members(annotation)
     if members is None:
         return annotation
