@@ -31,6 +31,7 @@ from msgpack_reader_py._analysis.infer import infer
 from msgpack_reader_py._arrow.reader import read_table
 from msgpack_reader_py._base.errors import ReaderError
 from msgpack_reader_py._types import shipping
+from msgpack_reader_py._types.ints import UInt64
 from msgpack_reader_py._types.record_type import record_fields
 from msgpack_reader_py._types.shipping import Shipped, UnshippableType, shipped_values
 
@@ -284,7 +285,20 @@ STRUCT_OPTIONS = st.fixed_dictionaries(
         "rename": st.sampled_from(["camel", "upper", None]),
     },
 )
-FIELD_TYPES = st.sampled_from([int, str, list[int], int | None])
+FIELD_TYPES = st.sampled_from(
+    [
+        int,
+        str,
+        list[int],
+        int | None,
+        UInt64,
+        # Constraints of every kind, which msgspec cannot pickle: made again where they arrive.
+        typing.Annotated[int, msgspec.Meta(ge=0, lt=10, multiple_of=2)],
+        typing.Annotated[str, msgspec.Meta(pattern="^a", max_length=3, description="d")],
+        list[typing.Annotated[float, msgspec.Meta(gt=0.5, title="t", examples=[1.0])]],
+        typing.Annotated[dict[str, int], msgspec.Meta(min_length=1, extra={"x": 1})],
+    ]
+)
 
 
 @given(

@@ -258,7 +258,7 @@ def _written(annotation: str, *, checked: bool, columns: bool) -> str:
     """An annotation as :meth:`Inferred.source` writes it, each stand-in replaced: ints an
     ``int64`` column holds are ``int``, bounded where ``checked`` (a larger int then fails
     the check, and is seen); ints no one integer column holds ``int``, in a table ``Any``
-    (a column of their JSON text)."""
+    (a column of their JSON text); floats ``float``, where ``checked`` :data:`_EXACT`."""
     return (
         annotation.replace(_NEVER_SEEN, "None" if checked or columns else "Any")
         .replace(_INT64, _BOUNDED if checked else "int")

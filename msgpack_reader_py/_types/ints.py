@@ -1,5 +1,5 @@
 """Ints as wide as MessagePack's: the annotation of a field of unsigned 64-bit ints
-(:data:`UInt64`), and the bound of a field a column of ``int64`` holds (:data:`INT64`).
+(:data:`UInt64`), and the bounds of the ints one column holds (``int64``, ``float64``).
 
 MessagePack's ints run from -2**63 to 2**64 - 1, and a Python ``int`` (so msgspec, reading
 one) holds every one of them. A column holds one integer type: an ``int`` field's is Arrow's
@@ -19,9 +19,10 @@ from typing import Annotated, Any
 
 import msgspec
 
-__all__ = ["FLOAT_EXACT", "INT64", "INT64_MAX", "UInt64", "is_unsigned"]
+__all__ = ["FLOAT_EXACT", "INT64_MAX", "UInt64", "is_unsigned"]
 
 INT64_MAX = 2**63 - 1
+"""The most an ``int64`` column holds (MessagePack has no int below its least)."""
 
 FLOAT_EXACT = 2**53
 """The largest int a float64 holds exactly, and every int nearer zero: a column of ints and
@@ -46,11 +47,6 @@ refused where it is read, as a value of the wrong type is), in Arrow, Parquet, P
 DuckDB a ``uint64`` column, in Spark a ``decimal(20, 0)`` one (Spark has no unsigned type).
 Declare a field so where its values may reach 2**63: an ``int`` field's ``int64`` column
 refuses such a value. Types inferred from records use it where they saw such a value."""
-
-INT64 = Annotated[int, msgspec.Meta(le=INT64_MAX)]
-"""An ``int`` that an ``int64`` column holds (MessagePack has no int below its least): the
-check of types inferred from records, so that a record with a larger int does not fit them,
-and widens them (:mod:`~msgpack_reader_py._analysis.inferred`)."""
 
 
 def is_unsigned(annotation: Any) -> bool:

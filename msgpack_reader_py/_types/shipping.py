@@ -254,7 +254,11 @@ def _pickler_of(base: type[pickle.Pickler]) -> type[pickle.Pickler]:
 
 
 # What a Meta was made with is what it holds: its public attributes, those not None.
-_META_FIELDS = tuple(name for name in dir(msgspec.Meta) if not name.startswith("_"))
+_META_FIELDS = tuple(
+    name
+    for name in dir(msgspec.Meta)
+    if not name.startswith("_") and not callable(getattr(msgspec.Meta, name))
+)
 
 
 def _meta_keywords(meta: msgspec.Meta) -> dict[str, Any]:
