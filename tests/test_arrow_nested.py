@@ -17,6 +17,7 @@ import pytest
 
 from msgpack_reader_py import RecordError, StreamingReader
 from msgpack_reader_py._arrow.reader import JSON, arrow_schema, read_batches, read_table
+from msgpack_reader_py._output.convert import convert
 
 from .encoders import DATA, EVENT_FILES, Event, expected_events
 
@@ -197,6 +198,30 @@ def test_a_field_arrow_cannot_type_is_a_column_of_its_json(
     table = read_table(msgpack.packb([written]), record_type)
     assert str(table.schema.field(name).type) == str(JSON)
     assert table.column(name).to_pylist() == [text]
+
+
+def test_nan_and_the_infinities_keep_their_values_in_a_json_column(tmp_path: Path) -> None:
+    """Strict JSON has no word for them (JSON Lines writes null): a column of JSON text
+    writes them as Python's json does, and Parquet, DuckDB and the text written from the
+    column read them back as the values they were."""
+    nan, inf = float("nan"), float("inf")
+    values = [inf, -inf, nan, [1, nan, None], {"x": -inf}, None, "null", 2.5]
+    data = b"".join(msgpack.packb([value]) for value in values)
+    table = read_table(data, AnyField)
+    texts = ["Infinity", "-Infinity", "NaN", "[1,NaN,null]", '{"x":-Infinity}', None]
+    assert table.column("value").to_pylist() == [*texts, '"null"', "2.5"]
+    pq.write_table(table, tmp_path / "values.parquet")
+    assert pq.read_table(tmp_path / "values.parquet").equals(table)
+    import duckdb
+
+    read = duckdb.connect()
+    read.register("values_table", table)
+    doubles = read.sql("SELECT value::DOUBLE FROM values_table LIMIT 3").fetchall()
+    assert [str(row[0]) for row in doubles] == ["inf", "-inf", "nan"]
+    out = tmp_path / "values.csv"
+    convert(data, out, "csv", record_type=AnyField, where="true")
+    cells = out.read_text().splitlines()[1:]
+    assert cells[:3] == ["inf", "-inf", "nan"]
 
 
 @dataclasses.dataclass

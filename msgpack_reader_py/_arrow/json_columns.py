@@ -2,6 +2,10 @@
 union of a record and a scalar, ...), its column holds each value's JSON text, as Arrow's JSON
 extension type where pyarrow has it.
 
+NaN and the infinities, which strict JSON writes as null, are ``NaN``, ``Infinity`` and
+``-Infinity`` here, as Python's ``json`` writes them and DuckDB reads them: a column keeps
+every value.
+
 pyarrow builds no extension type from Python values inside another type, and some of its
 functions take none (an empty table, a count of distinct values): each such place goes
 through the type's storage, ``string``, here. Needs pyarrow; imported only where Arrow is.
@@ -9,6 +13,7 @@ through the type's storage, ``string``, here. Needs pyarrow; imported only where
 
 from __future__ import annotations
 
+import json
 import typing
 from collections.abc import Callable
 from typing import Any
@@ -143,13 +148,22 @@ def empty_table(schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
+def _json_value(text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return msgspec.json.decode(text)
+    except msgspec.DecodeError:  # NaN or an infinity, which strict JSON has no word for
+        return json.loads(text)
+
+
 def parsed(arrow_type: pa.DataType) -> Callable[[Any], Any] | None:
     """What turns a value of ``arrow_type`` as pyarrow gives it back into the value it holds,
     every JSON text in it parsed, so that JSON Lines and a CSV cell hold the value, as a
     typed record's would, not its text; ``None``: nothing to parse."""
     nested: Any = arrow_type
     if is_json(arrow_type):
-        return lambda text: None if text is None else msgspec.json.decode(text)
+        return _json_value
     if pa.types.is_struct(arrow_type):
         children = [(f.name, parsed(f.type)) for f in nested]
         wanted = [(name, parse) for name, parse in children if parse is not None]

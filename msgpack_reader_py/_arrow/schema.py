@@ -68,7 +68,8 @@ def arrow_schema(record_type: Any = Item) -> pa.Schema:
     struct column (its children named by their map keys), all to any depth. Any other
     annotation (``Any``, a union of a record and a scalar, of a str and an int, a
     ``tuple[X, Y]``, ...) is a column of each value's JSON text (:data:`JSON`), written as
-    :func:`~msgpack_reader_py._output.text.json_text` writes it (``None`` is null).
+    :func:`~msgpack_reader_py._output.text.json_text` writes it (``None`` is null; NaN and
+    the infinities ``NaN``, ``Infinity`` and ``-Infinity``, which DuckDB reads too).
     ``X | None`` (or ``Optional[X]``) is the same type, nullable; every other field is not
     nullable. Fields of a ``tuple[...]`` record type are named ``"0"``, ``"1"``, and so on.
     """
@@ -179,7 +180,12 @@ def _preparer(annotation: Any) -> Prepare | None:
 
 
 def _json_cell(value: Any) -> str | None:
-    return None if value is None else json_text(value)
+    if value is None:
+        return None
+    text = json_text(value)
+    # Strict JSON writes NaN and the infinities as null: a column keeps them, as Python's
+    # json and DuckDB write and read them (NaN, Infinity), only where a null shows.
+    return json_text(value, allow_nan=True) if "null" in text else text
 
 
 def _kept(value: Any) -> Any:
