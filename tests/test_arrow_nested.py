@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from msgpack_reader_py import RecordError, StreamingReader
+from msgpack_reader_py._arrow import schema
 from msgpack_reader_py._arrow.reader import JSON, arrow_schema, read_batches, read_table
 from msgpack_reader_py._output.convert import convert
 
@@ -218,6 +219,10 @@ def test_nan_and_the_infinities_keep_their_values_in_a_json_column(tmp_path: Pat
     read.register("values_table", table)
     doubles = read.sql("SELECT value::DOUBLE FROM values_table LIMIT 3").fetchall()
     assert [str(row[0]) for row in doubles] == ["inf", "-inf", "nan"]
+    # A value MessagePack cannot tell about (msgpack's own Timestamp) is written the slow,
+    # careful way: the same text.
+    stamp = msgpack.Timestamp(1, 0)
+    assert schema._json_cell([stamp, None]) == '["1970-01-01T00:00:01.000000000Z",null]'
     out = tmp_path / "values.csv"
     convert(data, out, "csv", record_type=AnyField, where="true")
     cells = out.read_text().splitlines()[1:]
