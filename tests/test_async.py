@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 import msgpack
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from msgpack_reader_py import (
@@ -316,6 +316,10 @@ def test_a_cut_off_stream_fails_as_the_sync_reader_fails(cut: int, sizes: list[i
     sizes=st.lists(st.integers(min_value=1, max_value=3000), min_size=1, max_size=5),
     skip=st.booleans(),
 )
+# A float64 header inside a record makes it declare over max_record_size: read a byte at a
+# time, its headers refuse it before it ends; read 2048 bytes at a time, it ends first. The
+# same words either way.
+@example(at=11640, byte=0xCB, sizes=[1], skip=False)
 def test_a_corrupt_stream_fails_as_the_sync_reader_fails(
     at: int, byte: int, sizes: list[int], skip: bool
 ) -> None:

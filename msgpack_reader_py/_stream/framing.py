@@ -226,6 +226,8 @@ class Framer:
                     self._check_declared()
                     self._inspected = have
                 if read - start > limit:
+                    # What its headers declare, as a read in other pieces finds it first.
+                    self._check_declared()
                     raise too_large(
                         f"over max_record_size={limit} ({read - start} bytes read and the "
                         "record is not finished)",
@@ -244,8 +246,12 @@ class Framer:
                 sizes = list(map(operator.sub, run_ends, [start, *run_ends[:-1]]))
                 over = next((p for p, size in enumerate(sizes) if size > limit), None)
                 if over is not None:
+                    # Said as its headers declare it, as a read in smaller pieces refuses it
+                    # before it ends: the same words however the bytes came.
+                    head = bytes(run.record(over)[:HEAD_SIZE])
+                    excess = declared_excess(head, limit) or f"{sizes[over]} bytes"
                     refused = too_large(
-                        f"{sizes[over]} bytes, over max_record_size={limit}",
+                        f"{excess}, over max_record_size={limit}",
                         self.index + over,
                         run.offset(over),
                     )
