@@ -555,3 +555,17 @@ def test_keyboard_interrupt_during_generate(
     assert sorted(p.name for p in tmp_path.iterdir()) == ([] if previous is None else [path.name])
     if previous is not None:
         assert path.read_bytes() == previous
+
+
+def test_a_map_as_a_maps_key_is_one_error_line_after_the_good_records(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "keys.msgpack"
+    path.write_bytes(msgpack.packb({"v": 1}) + b"\x81\xa1v\x81\x81\xa1a\x01\x02")
+    status = main(["dump", str(path), "--format", "jsonl"])
+    out, err = capsys.readouterr()
+    assert status != 0
+    assert out == '{"v":1}\n'
+    assert err == (
+        f"error: {path}: record 1 at byte 4: a map's key is a map, which no Python dict holds\n"
+    )

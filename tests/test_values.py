@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import io
 import json
 import math
@@ -14,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from msgpack_reader_py import DecodeError, RecordError, fluentd_event_time
+from msgpack_reader_py import DecodeError, RecordError, StreamingReader, fluentd_event_time
 from msgpack_reader_py._base.ext import rfc3339
 from msgpack_reader_py._base.json_text import json_text
 from msgpack_reader_py._output.text import JsonLines
@@ -145,6 +146,38 @@ def test_map_keys_of_every_kind() -> None:
 def test_an_array_as_a_map_key_is_read_as_a_tuple() -> None:
     data = msgpack.packb({(1, 2): "a"}) + msgpack.packb({"x": [1, 2]})
     assert list(ValueReader(data)) == [{(1, 2): "a"}, {"x": [1, 2]}]
+
+
+MAP_AS_KEY = b"\x81\xa1v\x81\x81\xa1a\x01\x02"  # {"v": {{"a": 1}: 2}}: valid MessagePack
+
+
+@dataclasses.dataclass
+class AnyValue:
+    v: Any
+
+
+@pytest.mark.parametrize("typed", [False, True])
+@pytest.mark.parametrize("refuse_repeats", [False, True])
+def test_a_map_as_a_maps_key_is_a_record_error_after_the_good_records(
+    typed: bool, refuse_repeats: bool
+) -> None:
+    """No Python dict holds a map as a key: the record is refused, named, and skippable,
+    never a TypeError out of the reader (untyped) or the stream ended as broken (typed)."""
+    data = msgpack.packb({"v": 1}) + MAP_AS_KEY + msgpack.packb({"v": 2})
+    options: dict[str, Any] = {"forbid_repeated_keys": refuse_repeats}
+    read = (
+        (lambda **o: StreamingReader(data, AnyValue, **o))
+        if typed
+        else (lambda **o: ValueReader(data, **o))
+    )
+    records, error = drain(read(**options))
+    assert len(records) == 1
+    assert isinstance(error, RecordError)
+    assert (error.index, error.offset) == (1, len(msgpack.packb({"v": 1})))
+    assert "a map's key is a map, which no Python dict holds" in str(error)
+    skipping = read(on_error="skip", **options)
+    assert len(list(skipping)) == 2
+    assert skipping.skipped == 1
 
 
 def test_fluentd_event_time_is_exact_and_checked() -> None:

@@ -114,7 +114,7 @@ class Plan:
                 forbid_unknown_keys=options.forbid_unknown_keys,
                 values=convert is not None,
             )
-        if options.forbid_repeated_keys:
+        if options.forbid_repeated_keys and not getattr(decoder, "checks_repeats", False):
             decoder = RepeatsRefused(decoder, decoded_as)
         self.decoder: RunDecoder = decoder
 

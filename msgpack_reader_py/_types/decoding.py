@@ -41,12 +41,14 @@ from .forms import (
 from .locate import locate
 from .messages import (
     AT_PATH,
+    MAP_AS_KEY,
     SHAPE,
     UNKNOWN,
     HookFailure,
     RecordFailure,
     as_failure,
     guarded_hook,
+    is_map_as_key,
     is_mapping,
     one_shape,
     phrase,
@@ -121,7 +123,8 @@ class _Decoding:
                 raise broken from cause
             if isinstance(exc, msgspec.ValidationError):
                 raise self._failure(str(exc), data) from exc
-            raise self._located(data, f"{type(exc).__name__}: {exc}") from exc
+            reason = MAP_AS_KEY if is_map_as_key(exc) else f"{type(exc).__name__}: {exc}"
+            raise self._located(data, reason) from exc
 
     def _located(self, data: Any, reason: str) -> RecordFailure:
         """A failure msgspec raised with no path (``reason``), at the value it is about."""

@@ -128,6 +128,17 @@ def invalid_utf8(exc: UnicodeDecodeError) -> str:
     return f"invalid UTF-8 in a str ({exc.reason} at position {exc.start})"
 
 
+_UNHASHABLE_KEY = "map keys must be hashable"  # msgspec's words
+
+MAP_AS_KEY = "a map's key is a map, which no Python dict holds"
+"""Why a record with a map as a map's key (valid MessagePack) is refused, typed or not."""
+
+
+def is_map_as_key(exc: Exception) -> bool:
+    """Whether msgspec's or msgpack's ``exc`` says a map's key is a map."""
+    return _UNHASHABLE_KEY in str(exc) or "unhashable type: 'dict'" in str(exc)
+
+
 def undecodable(decode: Callable[[Any], Any], data: Any) -> RecordFailure | None:
     """Why ``data`` is not valid MessagePack, if it is not: decoded untyped, it fails."""
     try:
@@ -142,6 +153,8 @@ def undecodable(decode: Callable[[Any], Any], data: Any) -> RecordFailure | None
             return None
         reason, cause = INVALID_TIMESTAMP, exc
     except msgspec.DecodeError as exc:
+        if is_map_as_key(exc):
+            return None  # valid MessagePack: a map as a map's key, which no dict holds
         # Framing took bytes for a whole record that the decoder finds cut off or broken.
         reason, cause = f"not valid MessagePack ({exc})", exc
     except (ValueError, TypeError):
