@@ -537,10 +537,14 @@ def test_a_record_over_the_limit(capsys: pytest.CaptureFixture[str], tmp_path: P
     path = write(tmp_path, data)
     lines, err = inspect(capsys, path, "--max-record-size", "10", status=EXIT_DATA_ERROR)
     assert parsed(lines[0])["index"] == 0
-    assert lines[1].startswith("record  1  at byte  1  size  ?  str of 40 bytes  error: 42 bytes")
+    assert lines[1].startswith(
+        "record  1  at byte  1  size  ?  str of 40 bytes  error: declares a str of 40 bytes"
+    )
     assert "--max-record-size" in lines[1]
     assert "max_record_size" not in lines[1].replace("--max-record-size", "")
-    assert error_line(err).startswith(f"error: {path}: record 1 at byte 1: 42 bytes, over")
+    assert error_line(err).startswith(
+        f"error: {path}: record 1 at byte 1: declares a str of 40 bytes, over"
+    )
     lines, _ = inspect(capsys, path, "--max-record-size", "10", "--json", status=EXIT_DATA_ERROR)
     assert json.loads(lines[-1])["error"] == "RecordTooLargeError"
 
