@@ -285,6 +285,10 @@ def decode_independently(data: bytes, config: Config) -> Decoded:
         try:
             values.append(_ANY(data[start : unpacker.tell()]))
         except (msgspec.MsgspecError, ValueError, RecursionError) as exc:
+            if "map keys must be hashable" in str(exc):
+                # Valid MessagePack with a map as a map's key: a value, and no record.
+                values.append(_UNHASHABLE)
+                continue
             # Framed, but not valid MessagePack: invalid UTF-8, a timestamp, nesting, or
             # declared lengths the stream does not hold.
             tail = "undecodable"
