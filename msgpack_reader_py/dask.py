@@ -411,7 +411,8 @@ def pandas_dtypes(record_type: Any = Item) -> dict[str, Any]:
 
     ``int64``, ``uint64`` (:data:`~msgpack_reader_py.UInt64`), ``float64`` and ``bool`` for
     plain fields, their nullable forms (``Int64``, ``UInt64``, ``Float64``, ``boolean``) for
-    ``X | None`` fields, ``string[pyarrow]`` for ``str`` (and
+    ``X | None`` fields (a ``Float64`` column holds NaN apart from ``<NA>``),
+    ``string[pyarrow]`` for ``str`` (and
     string enums and literals) and for a column of JSON text (a field of no one type:
     :data:`~msgpack_reader_py.JSON`), ``object`` for ``bytes`` and ``None``,
     ``datetime64[us, UTC]`` for ``datetime``, and ``pandas.ArrowDtype`` of the Arrow type for
@@ -453,12 +454,23 @@ def _to_pandas(table: pa.Table) -> pd.DataFrame:
             # Wrapped as it is: pandas 2's ArrowDtype casts a column to its own type, and
             # pyarrow casts a list of structs of null fields to an invalid array.
             columns[field.name] = pd.Series(pd.arrays.ArrowExtensionArray(column))
+        elif isinstance(dtype, pd.Float64Dtype):
+            columns[field.name] = pd.Series(_floating(column), copy=False)
         elif isinstance(dtype, pd.api.extensions.ExtensionDtype):
             columns[field.name] = column.to_pandas(types_mapper={field.type: dtype}.get)
         else:
             columns[field.name] = column.to_pandas()
     frame: pd.DataFrame = pd.DataFrame(columns)
     return frame
+
+
+def _floating(column: pa.ChunkedArray[Any]) -> pd.arrays.FloatingArray:
+    """A nullable float column with NaN kept apart from null: pyarrow's own conversion to
+    ``Float64`` masks every NaN as missing, and the value was lost."""
+    values = column.to_numpy()  # a null's value is NaN, masked below
+    if not values.flags.writeable:
+        values = values.copy()  # pandas writes to its arrays' values (fillna, ...)
+    return pd.arrays.FloatingArray(values, column.is_null().to_numpy())
 
 
 def read_bag(

@@ -11,12 +11,9 @@ from __future__ import annotations
 import datetime
 import enum
 import operator
-import re
 import typing
 from collections.abc import Callable, Sequence
 from typing import Any
-
-import msgspec
 
 from .._base.extras import ARROW_FEATURE, missing_extra
 
@@ -27,7 +24,7 @@ except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subproce
 
 from .._base.cache import cached
 from .._base.errors import describe
-from .._base.json_text import json_text
+from .._base.json_text import json_text_kept
 from .._reference.model import Item
 from .._types.columns import columns_of, members
 from .._types.decoding import plain_values
@@ -183,28 +180,9 @@ def _preparer(annotation: Any) -> Prepare | None:
 
 
 def _json_cell(value: Any) -> str | None:
-    if value is None:
-        return None
-    text = json_text(value)
     # Strict JSON writes NaN and the infinities as null: a column keeps them, as Python's
-    # json and DuckDB write and read them (NaN, Infinity). Written so (in Python, 17 times
-    # as slow) only where a null shows and the value's MessagePack holds such a float.
-    if "null" in text and _non_finite(value):
-        return json_text(value, allow_nan=True)
-    return text
-
-
-# A float64 (0xcb) whose exponent is all ones: NaN or an infinity (or text that looks so).
-_NON_FINITE = re.compile(rb"\xcb[\x7f\xff][\xf0-\xff]")
-_packed = msgspec.msgpack.Encoder().encode
-
-
-def _non_finite(value: Any) -> bool:
-    """Whether ``value`` may hold NaN or an infinity (``True`` where it cannot be told)."""
-    try:
-        return _NON_FINITE.search(_packed(value)) is not None
-    except (TypeError, ValueError, OverflowError):
-        return True
+    # json and DuckDB write and read them (NaN, Infinity).
+    return None if value is None else json_text_kept(value)
 
 
 def _kept(value: Any) -> Any:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,7 +30,7 @@ from msgspec.msgpack import Ext
 
 from .ext import rfc3339
 
-__all__ = ["json_key", "json_lines", "json_text"]
+__all__ = ["json_key", "json_lines", "json_text", "json_text_kept"]
 
 
 def _ext(code: int, data: bytes) -> dict[str, Any]:
@@ -83,6 +84,32 @@ def json_text(value: Any, *, allow_nan: bool = False) -> str:
         return _encoder.encode(value).decode("utf-8")
     except _UNWRITABLE:  # a key msgspec does not write (a bool, None, an array, bytes)
         return _encoder.encode(_jsonable(value)).decode("utf-8")
+
+
+def json_text_kept(value: Any) -> str:
+    """``value`` as :func:`json_text` writes it, but with NaN and the infinities kept (``NaN``,
+    ``Infinity``, ``-Infinity``, as with ``allow_nan``): the text of a cell, where a value is
+    written in full, not a line of strict JSON.
+
+    Written the slow way (in Python, about 17 times as slow) only where the strict text shows
+    a null and the value's MessagePack holds such a float."""
+    text = json_text(value)
+    if "null" in text and _non_finite(value):
+        return json_text(value, allow_nan=True)
+    return text
+
+
+# A float64 (0xcb) whose exponent is all ones: NaN or an infinity (or text that looks so).
+_NON_FINITE = re.compile(rb"\xcb[\x7f\xff][\xf0-\xff]")
+_packed = msgspec.msgpack.Encoder().encode
+
+
+def _non_finite(value: Any) -> bool:
+    """Whether ``value`` may hold NaN or an infinity (``True`` where it cannot be told)."""
+    try:
+        return _NON_FINITE.search(_packed(value)) is not None
+    except (TypeError, ValueError, OverflowError):
+        return True
 
 
 def _dumps(value: Any) -> str:

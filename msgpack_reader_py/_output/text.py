@@ -7,8 +7,8 @@ read is there to see. Values are JSON as :mod:`.._base.json_text` writes them.
 CSV (:class:`CsvRows`, RFC 4180) has a header row of field names, then one row per record:
 text as it is, quoted only where it holds a comma, a quote or a line break; ``None`` an empty
 cell; NaN and the infinities ``nan``, ``inf``, ``-inf``; any other value its JSON text
-(``true``, ``1e-7``, ``[1,2]``), or the text a JSON string of it holds (``bytes`` as base64, a
-timestamp as RFC 3339).
+(``true``, ``1e-7``, ``[1,2]``, ``[1,NaN]``), or the text a JSON string of it holds (``bytes``
+as base64, a timestamp as RFC 3339).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 import msgspec
 
 from .._base.atomic import NamedOutput
-from .._base.json_text import json_key, json_lines, json_text
+from .._base.json_text import json_key, json_lines, json_text, json_text_kept
 from .._types.columns import columns_of, members
 from .._types.record_type import literal_values, unannotated
 
@@ -268,13 +268,14 @@ def _is_union(annotation: Any) -> bool:
 def csv_cell(value: Any) -> str | None:
     """A value as a CSV cell holds it: text as it is; ``None`` as nothing; NaN and the
     infinities as ``nan``, ``inf``, ``-inf``; anything else as its JSON text (``true``,
-    ``1.5``, ``1e-7``, ``[1,2]``), or the text of the JSON string it is written as (``bytes``
-    as base64, a timestamp as RFC 3339)."""
+    ``1.5``, ``1e-7``, ``[1,2]``; a NaN or an infinity within it ``NaN``, ``Infinity``,
+    ``-Infinity``, not strict JSON's null), or the text of the JSON string it is written as
+    (``bytes`` as base64, a timestamp as RFC 3339)."""
     if value is None or type(value) is str:
         return value
     if isinstance(value, float) and not math.isfinite(value):
         return repr(value)
-    text = json_text(value)
+    text = json_text_kept(value)
     return str(msgspec.json.decode(text)) if text.startswith('"') else text
 
 
