@@ -196,9 +196,11 @@ def same(got: Any, expected: Any) -> bool:
 
 
 def same_number(got: float, expected: float) -> bool:
-    """Equal, NaN to NaN (which equals nothing)."""
+    """Equal, NaN to NaN (which equals nothing), -0.0 to -0.0 (which equals 0.0)."""
     if isinstance(expected, float) and math.isnan(expected):
         return isinstance(got, float) and math.isnan(got)
+    if isinstance(expected, float) and expected == 0.0:
+        return isinstance(got, float) and math.copysign(1, got) == math.copysign(1, expected)
     return bool(got == expected)
 
 
@@ -326,7 +328,7 @@ def loud(status: int, err: str) -> None:
 # wrote them as strict JSON's null, told from nil by nothing.
 @example(
     records=[
-        {"id": i, "a": [math.nan, None, 1.5][i % 3], "b": [math.inf, None, -math.inf]}
+        {"id": i, "a": [math.nan, None, -0.0][i % 3], "b": [math.inf, None, -math.inf, -0.0]}
         for i in range(4)
     ]
 )
