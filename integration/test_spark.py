@@ -11,6 +11,7 @@ import decimal
 import itertools
 import json
 import logging
+import math
 import pickle
 import sys
 import textwrap
@@ -705,6 +706,32 @@ def test_unsigned_ids_are_exact_decimals(spark: SparkSession, tmp_path: Path) ->
 class Ids:
     span_id: UInt64
     children: list[UInt64]
+
+
+def test_nan_the_infinities_and_negative_zero_reach_spark_as_they_are(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A float column, a nullable one, a list of floats and a column of JSON text (a field of
+    no one type), each with NaN, the infinities and -0.0 beside nil: every value as it was."""
+    specials = [math.nan, math.inf, -math.inf, -0.0, 1.5]
+    records = [
+        {
+            "plain": specials[i % 5],
+            "maybe": None if i % 6 == 5 else specials[i % 5],
+            "floats": [specials[(i + 1) % 5], -0.0],
+            "mixed": [specials[i % 5], "x"] if i % 2 else specials[i % 5],
+        }
+        for i in range(30)
+    ]
+    path = write(tmp_path, b"".join(msgpack.packb(r) for r in records))
+
+    def text(values: list[dict[str, Any]]) -> list[str]:  # NaN and -0.0 shown as they are
+        return [json.dumps(v, allow_nan=True) for v in values]
+
+    got = rows(load(spark, str(path), blocksize=200))
+    assert text(got) == text(
+        [{**r, "mixed": json.dumps(r["mixed"], separators=(",", ":"))} for r in records]
+    )
 
 
 def test_a_map_naming_a_key_twice_is_refused_when_asked(tmp_path: Path) -> None:
