@@ -118,6 +118,14 @@ def test_every_value_is_read_as_it_is_and_written_as_documented(records: list[An
     out = io.StringIO()
     JsonLines(out).write(read)
     assert out.getvalue() == "".join(json_text(r) + "\n" for r in read)
+    # With allow_nan, a batch is written in one call unless it shows a null: each value then.
+    out = io.StringIO()
+    JsonLines(out, allow_nan=True).write(read)
+    lines = out.getvalue().split("\n")
+    assert lines.pop() == ""
+    assert len(lines) == len(records)
+    for line, want in zip(lines, records, strict=True):
+        assert same(json.loads(line), expected_json(want, allow_nan=True))
 
 
 def test_timestamps_are_rfc3339_with_nine_digits_and_out_of_range_as_extensions() -> None:

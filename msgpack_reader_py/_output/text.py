@@ -99,12 +99,14 @@ class JsonLines:
             batch = list(itertools.starmap(self._row, rows))
         else:
             batch = _objects(rows, self._names, self._own)
-        if not self._allow_nan:
-            lines = json_lines(batch)
-            if lines is not None:
-                return lines
-        text = "".join(json_text(v, allow_nan=self._allow_nan) + "\n" for v in batch)
-        return text.encode("utf-8")
+        lines = json_lines(batch)
+        # msgspec writes NaN and the infinities as null: with allow_nan, only a batch that
+        # shows a null is written a value at a time, and only a value that holds such a float
+        # the slow way (json_text_kept).
+        if lines is not None and not (self._allow_nan and b"null" in lines):
+            return lines
+        text = json_text_kept if self._allow_nan else json_text
+        return "".join(text(v) + "\n" for v in batch).encode("utf-8")
 
 
 def _write_bytes(out: IO[str], lines: bytes | IO[bytes]) -> None:
