@@ -105,8 +105,8 @@ class JsonLines:
         # the slow way (json_text_kept).
         if lines is not None and not (self._allow_nan and b"null" in lines):
             return lines
-        text = json_text_kept if self._allow_nan else json_text
-        return "".join(text(v) + "\n" for v in batch).encode("utf-8")
+        line = json_text_kept if self._allow_nan else json_text
+        return "".join(line(v) + "\n" for v in batch).encode("utf-8")
 
 
 def _write_bytes(out: IO[str], lines: bytes | IO[bytes]) -> None:

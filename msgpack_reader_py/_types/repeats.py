@@ -30,11 +30,14 @@ __all__ = ["Repeated", "RepeatsRefused", "first_repeat", "one_value_per_key", "r
 _CHECK_FAILURES = (ValueError, TypeError, msgpack.UnpackException)
 
 
+_REPEATS = "a map repeats a key"
+
+
 class Repeated(Exception):
     """A map names a key twice (raised inside msgpack's decode, to end it)."""
 
     def __str__(self) -> str:
-        return "a map repeats a key"
+        return _REPEATS
 
 
 def one_value_per_key(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
@@ -117,7 +120,7 @@ def first_repeat(data: Any, record_type: Any) -> RecordFailure | None:
 
 def repeat_failure(data: Any) -> RecordFailure:
     """Why the untyped record ``data``, one of whose maps names a key twice, is refused."""
-    return first_repeat(data, Any) or RecordFailure(str(Repeated()))
+    return first_repeat(data, Any) or RecordFailure(_REPEATS)
 
 
 def _search(value: Any, annotation: Any, path: str) -> tuple[str, Any, Any] | None:
@@ -197,7 +200,7 @@ class RepeatsRefused:
         try:
             msgpack.unpackb(data, **_CHECK_OPTIONS)
         except (Repeated, *_CHECK_FAILURES) as exc:
-            raise RecordFailure("a map repeats a key") from exc
+            raise RecordFailure(_REPEATS) from exc
         return values
 
     def decode_one(self, data: Any) -> Any:
