@@ -11,7 +11,7 @@ import msgpack
 import msgspec
 import pytest
 
-from msgpack_reader_py import Item, get_iter, pack_items
+from msgpack_reader_py import Item, StreamingReader, get_iter, pack_items
 from msgpack_reader_py._base.cache import cached
 from msgpack_reader_py._types.columns import Columns, columns_of
 from msgpack_reader_py._types.decoding import (
@@ -290,3 +290,45 @@ def test_calls_that_say_the_same_thing_share_one_result() -> None:
     # The decoder a reader asks for is the one the command line checked a type with.
     spelled_out = record_decoder(Item, ext_hook=None, forbid_unknown_keys=False, values=False)
     assert record_decoder(Item) is spelled_out
+
+
+@dataclasses.dataclass
+class _Inner:
+    x: int
+
+
+@dataclasses.dataclass
+class _KeywordOnly:
+    a: int
+    inner: _Inner
+    b: int = dataclasses.field(default=0, kw_only=True)
+
+
+@dataclasses.dataclass
+class _Hidden:
+    a: int
+    inner: _Inner
+    hidden: int = dataclasses.field(default=7, init=False)
+
+
+class _StructKeywords(msgspec.Struct, kw_only=True):
+    inner: _Inner
+    a: int = 3
+
+
+@pytest.mark.parametrize(
+    ("record_type", "wire", "expected"),
+    [
+        (_KeywordOnly, {"a": 1, "inner": [2], "b": 3}, _KeywordOnly(1, _Inner(2), b=3)),
+        (_KeywordOnly, [1, [2], 3], _KeywordOnly(1, _Inner(2), b=3)),
+        (_Hidden, {"a": 1, "inner": {"x": 2}}, _Hidden(1, _Inner(2))),
+        (_StructKeywords, [[5], 4], _StructKeywords(inner=_Inner(5), a=4)),
+        (_StructKeywords, {"inner": [5]}, _StructKeywords(inner=_Inner(5))),
+    ],
+)
+def test_a_converted_record_is_made_whatever_its_class_takes_by_keyword(
+    record_type: Any, wire: Any, expected: Any
+) -> None:
+    """A record whose nested record came in the other shape is made from a generated form:
+    by position where the class takes its fields so, in order, else by keyword."""
+    assert list(StreamingReader(msgpack.packb(wire), record_type)) == [expected]

@@ -35,6 +35,7 @@ import dataclasses
 import datetime
 import decimal
 import enum
+import inspect
 import keyword
 import operator
 import re
@@ -658,8 +659,12 @@ def _maker(
         else _or_made(converters.get(f.name, identity), f.default_factory)
         for f in fields
     ]
-    positional = record_kind(tp) == "namedtuple"
+    # A class whose __init__ takes the fields by position, in their order, is made with them
+    # so: six times as fast as by keyword, which needs a dict per record.
     may_be_absent = any(f.default is ABSENT for f in fields)
+    positional = record_kind(tp) == "namedtuple" or (
+        not may_be_absent and _takes_in_order(tp, arguments)
+    )
 
     def make(value: Any) -> Any:
         try:
@@ -673,6 +678,18 @@ def _maker(
         return tp(**dict(zip(arguments, values, strict=True)))
 
     return make
+
+
+def _takes_in_order(tp: Any, arguments: Sequence[str]) -> bool:
+    """Whether ``tp(*values)`` is ``tp(**dict(zip(arguments, values)))``: its parameters are
+    ``arguments``, in that order, each taken by position."""
+    try:
+        parameters = list(inspect.signature(tp).parameters.values())
+    except (TypeError, ValueError):  # no signature to read: by keyword
+        return False
+    return [p.name for p in parameters] == list(arguments) and all(
+        p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in parameters
+    )
 
 
 def _by_form(makers: dict[Any, Converter]) -> Converter | None:
