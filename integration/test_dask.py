@@ -195,6 +195,23 @@ def test_read_dataframe_on_a_cluster_matches_a_single_process_read(
     pd.testing.assert_frame_equal(computed.reset_index(drop=True), frame_of(item_items))
 
 
+@dataclass
+class Exact:
+    id: int
+    at: msgpack.Timestamp
+
+
+def test_a_timestamp_keeps_its_nanoseconds_on_a_cluster(
+    client: distributed.Client, tmp_path: Path
+) -> None:
+    stamps = [msgpack.Timestamp(1730374586, 108998696 + i) for i in range(3)]  # 1 ns apart
+    path = tmp_path / "exact.msgpack"
+    path.write_bytes(b"".join(msgpack.packb([i, t]) for i, t in enumerate(stamps)))
+    computed = read_dataframe(str(path), Exact).compute(scheduler=client)
+    assert str(computed.dtypes["at"]) == "datetime64[ns, UTC]"
+    assert [t.value for t in computed["at"]] == [t.to_unix_nano() for t in stamps]
+
+
 def test_aggregates_on_a_cluster_match_a_single_process_read(
     client: distributed.Client, item_paths: list[Path], item_items: list[Item]
 ) -> None:

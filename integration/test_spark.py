@@ -211,6 +211,23 @@ def test_payloads_of_records_of_the_same_kind_are_read_exactly(
     assert rows(got) == [dataclasses.asdict(record) for record in records]
 
 
+@dataclasses.dataclass
+class Exact:
+    id: int
+    at: msgpack.Timestamp
+
+
+def test_a_timestamp_to_the_nanosecond_is_refused_by_name(
+    spark: SparkSession, directory: Path
+) -> None:
+    """Spark's timestamps hold microseconds: a ``msgpack.Timestamp`` field would lose its
+    nanoseconds there, so the read fails before a row is made, naming the field."""
+    path = write(directory, msgpack.packb([1, msgpack.Timestamp(1, 1)]))
+    register(spark, Exact, name="msgpack_exact")
+    with pytest.raises(Exception, match=r"field `at`: a msgpack\.Timestamp field holds nanos"):
+        spark.read.format("msgpack_exact").option("type", "Exact").load(str(path)).collect()
+
+
 def test_a_users_types_from_a_module(spark: SparkSession, directory: Path) -> None:
     events = [event(i) for i in range(2000)]
     encoder = msgspec.msgpack.Encoder()

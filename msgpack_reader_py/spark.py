@@ -171,10 +171,11 @@ def spark_schema(record_type: Any) -> StructType:
     fields) as Spark takes it on; a column of JSON text (a field of no one type) is a
     ``StringType`` column of that text, and one of ``uint64``
     (:data:`~msgpack_reader_py.UInt64`) a ``DecimalType(20, 0)`` (Spark has no unsigned type,
-    and its ``LongType`` holds half of one)."""
+    and its ``LongType`` holds half of one). Raises ``TypeError`` for a ``msgpack.Timestamp``
+    field: its nanoseconds have no Spark type."""
     stored = pa.schema(
         [
-            field.with_type(leaves_changed(field.type, _spark_leaf))
+            field.with_type(leaves_changed(field.type, functools.partial(_spark_leaf, field.name)))
             for field in arrow_schema(record_type)
         ]
     )
@@ -184,7 +185,14 @@ def spark_schema(record_type: Any) -> StructType:
 _UNSIGNED = pa.decimal128(20, 0)  # every uint64, exactly: 2**64 - 1 has 20 digits
 
 
-def _spark_leaf(arrow_type: pa.DataType) -> pa.DataType:
+def _spark_leaf(name: str, arrow_type: pa.DataType) -> pa.DataType:
+    """A leaf of the field ``name`` as Spark holds it."""
+    if pa.types.is_timestamp(arrow_type) and arrow_type.unit == "ns":
+        raise TypeError(
+            f"field `{name}`: a msgpack.Timestamp field holds nanoseconds, and Spark's "
+            "timestamps hold microseconds: declare the field datetime to read it rounded to "
+            "the microsecond"
+        )
     return _UNSIGNED if pa.types.is_uint64(arrow_type) else arrow_type
 
 

@@ -15,6 +15,8 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import msgpack
+
 from .._base.extras import ARROW_FEATURE, missing_extra
 
 try:
@@ -52,6 +54,7 @@ _ARROW_TYPES: tuple[tuple[Any, pa.DataType], ...] = (
     (bytes, pa.binary()),
     (bool, pa.bool_()),
     (datetime.datetime, pa.timestamp("us", tz="UTC")),
+    (msgpack.Timestamp, pa.timestamp("ns", tz="UTC")),
 )
 
 
@@ -160,6 +163,8 @@ def _preparer(annotation: Any) -> Prepare | None:
     inner = unannotated(members(annotation)[0])
     if _arrow_type(inner) == JSON:
         return _json_cell
+    if inner is msgpack.Timestamp:
+        return _nanoseconds
     origin = typing.get_origin(inner)
     args = typing.get_args(inner)
     if origin in (list, tuple) and args:
@@ -183,6 +188,10 @@ def _json_cell(value: Any) -> str | None:
     # Strict JSON writes NaN and the infinities as null: a column keeps them, as Python's
     # json and DuckDB write and read them (NaN, Infinity).
     return None if value is None else json_text_kept(value)
+
+
+def _nanoseconds(value: msgpack.Timestamp | None) -> int | None:
+    return None if value is None else value.to_unix_nano()
 
 
 def _kept(value: Any) -> Any:
@@ -311,6 +320,11 @@ class ArrowColumns:
         try:
             pa.array([value], type=field.type)
         except self.refusals as exc:
+            if pa.types.is_timestamp(field.type) and type(value) is int:  # a Timestamp's
+                return (
+                    f"field `{label}`: Timestamp of {value} ns from the epoch does not fit "
+                    f"Arrow {field.type}, which holds the years 1677 to 2262"
+                )
             what = f"field `{label}`: {describe(value)} does not fit Arrow {field.type}"
             return f"{what} ({exc}){_WIDER if _too_large(exc) else ''}"
         return None

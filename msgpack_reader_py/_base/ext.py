@@ -23,6 +23,7 @@ from msgspec.msgpack import Ext
 __all__ = [
     "EPOCH",
     "EVENT_TIME_CODE",
+    "TIMESTAMP_CODE",
     "ExtHook",
     "event_time_parts",
     "fluentd_event_time",
@@ -35,6 +36,9 @@ ExtHook = Callable[[int, bytes], Any]
 
 EVENT_TIME_CODE = 0
 """The extension type code of Fluentd's EventTime."""
+
+TIMESTAMP_CODE = -1
+"""The extension type code of the MessagePack timestamp."""
 
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 

@@ -28,7 +28,7 @@ import msgpack
 import msgspec
 from msgspec.msgpack import Ext
 
-from .ext import rfc3339
+from .ext import TIMESTAMP_CODE, rfc3339
 
 __all__ = ["json_key", "json_lines", "json_text", "json_text_kept"]
 
@@ -41,7 +41,7 @@ def _encode_hook(value: Any) -> Any:
     """What msgspec's JSON encoder cannot write itself."""
     if isinstance(value, msgpack.Timestamp):
         text = rfc3339(value)
-        return _ext(-1, value.to_bytes()) if text is None else text
+        return _ext(TIMESTAMP_CODE, value.to_bytes()) if text is None else text
     if isinstance(value, Ext):
         return _ext(value.code, bytes(value.data))
     raise NotImplementedError(f"no JSON for {type(value).__name__}")

@@ -172,6 +172,8 @@ def _varied(column: pa.ChunkedArray[Any]) -> bool:
     import pyarrow as pa
 
     floats = pa.types.is_floating(column.type)
+    if pa.types.is_timestamp(column.type):  # as numbers: Python's datetime holds no nanosecond
+        column = pa.chunked_array([c.view(pa.int64()) for c in column.chunks], pa.int64())
     enough = (len(column) + 1) // 2
     seen: set[Any] = set()
     for start in range(0, len(column), _SLICE):

@@ -45,11 +45,12 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import msgpack
 import msgspec
 from msgspec.msgpack import Ext
 
-from .._base.errors import describe
 from .._base.ext import ExtHook
+from .extensions import exact_timestamp, hooked_datetime
 from .messages import UNKNOWN, HookFailure, RecordFailure, as_failure, guarded_hook, phrase
 from .record_type import (
     ABSENT,
@@ -144,7 +145,9 @@ class Compiler:
         if is_record_class(annotation):
             return self.record(annotation)
         if annotation is datetime.datetime and self.ext_hook is not None:
-            return typing.Union[datetime.datetime, Ext], _hooked_datetime(self.ext_hook)  # noqa: UP007
+            return typing.Union[datetime.datetime, Ext], hooked_datetime(self.ext_hook)  # noqa: UP007
+        if annotation is msgpack.Timestamp:
+            return Ext, exact_timestamp
         origin = typing.get_origin(annotation)
         args = typing.get_args(annotation)
         if origin is typing.Annotated:
@@ -574,27 +577,6 @@ def _dataclass_field(spec: FieldSpec, wire_type: Any) -> tuple[Any, ...]:
     if spec.default is not msgspec.NODEFAULT:
         return (spec.wire_name, wire_type, dataclasses.field(default=spec.default))
     return (spec.wire_name, wire_type)
-
-
-def _hooked_datetime(hook: ExtHook) -> Converter:
-    """A ``datetime`` field decoded as the timestamp or an extension: ``hook`` makes the
-    datetime of an extension (Fluentd's EventTime)."""
-    name = getattr(hook, "__qualname__", "ext_hook")
-
-    def convert(value: Any) -> Any:
-        if type(value) is not Ext:
-            return value
-        try:
-            made = hook(value.code, bytes(value.data))
-        except Exception as exc:
-            raise RecordFailure(
-                f"{name} refused extension type {value.code}: {type(exc).__name__}: {exc}"
-            ) from exc
-        if isinstance(made, datetime.datetime):
-            return made
-        raise RecordFailure(f"expected datetime, got {describe(made)}")
-
-    return convert
 
 
 def _union_converter(members: list[tuple[Any, Converter | None]]) -> Converter:

@@ -15,6 +15,7 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import msgpack
 import msgspec
 
 from .._base.errors import describe
@@ -209,6 +210,8 @@ def phrase(
             shape = wire_form(bare) if record_kind(bare) else None
             wanted = type_label(annotation) if shape is None else one_shape(type_label(bare), shape)
             expected = f"Expected `{wanted}`"
+        elif annotation is not None and _holds_timestamps(annotation):
+            expected = f"Expected `{type_label(annotation)}`"  # msgspec names its wire type, ext
         found = UNKNOWN if raw is unknown else _found(raw, path)
         got_text = text[got.end("expected") :] if found is UNKNOWN else f", got {describe(found)}"
         text = expected + got_text
@@ -274,6 +277,12 @@ def _holds_records(annotation: Any) -> bool:
     annotation = unannotated(annotation)
     members = union_members(annotation) or (annotation,)
     return any(record_kind(m) not in (None, "tuple") for m in members)
+
+
+def _holds_timestamps(annotation: Any) -> bool:
+    """Whether an annotation is ``msgpack.Timestamp``, or a union with it among its members."""
+    annotation = unannotated(annotation)
+    return msgpack.Timestamp in (union_members(annotation) or (annotation,))
 
 
 def _walked(record_type: Any, path: str) -> tuple[str, Any]:

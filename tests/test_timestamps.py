@@ -1,0 +1,213 @@
+"""``msgpack.Timestamp`` fields: the timestamp extension to the nanosecond, in records, Arrow
+and Parquet columns, JSON Lines and CSV, from this package's own streams and from Go, Java,
+JavaScript and Rust encoders; anything else refused, by name."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import datetime as dt
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import msgspec
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from msgpack_reader_py import RecordError, StreamingReader, convert, read_table
+from msgpack_reader_py.cli import main
+
+from .encoders import DATA, EVENT_FILES, EXPECTED, Inner
+
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+ARROW_NS = (-(2**63), 2**63 - 1)  # what an int64 column of nanoseconds holds
+
+
+@dataclasses.dataclass
+class Stamped:
+    id: int
+    at: msgpack.Timestamp
+    until: msgpack.Timestamp | None = None
+    marks: list[msgpack.Timestamp] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class ExactEvent:
+    """The encoders' ``events`` records with their timestamp read whole."""
+
+    id: int
+    process_id: int
+    thread_id: int
+    timestamp: msgpack.Timestamp
+    line: int
+    value: float
+    filename: str
+    path: str
+    tags: list[str]
+    attrs: dict[str, int]
+    inner: Inner
+    note: str | None
+
+
+def nanoseconds(text: str) -> int:
+    """An RFC 3339 instant in UTC (any number of fractional digits) in ns from the epoch."""
+    whole, _, fraction = text.rstrip("Z").partition(".")
+    moment = dt.datetime.fromisoformat(whole).replace(tzinfo=dt.timezone.utc)
+    return (moment - EPOCH) // dt.timedelta(seconds=1) * 10**9 + int(fraction.ljust(9, "0"))
+
+
+# Every instant an int64 of nanoseconds holds, and so every one a Parquet column holds: each
+# of the extension's three forms (32, 64 and 96 bits) is drawn.
+timestamps = st.integers(*ARROW_NS).map(msgpack.Timestamp.from_unix_nano)
+records = st.builds(
+    lambda i, at, until, marks: [i, at, until, marks],
+    st.integers(0, 2**63 - 1),
+    timestamps,
+    st.none() | timestamps,
+    st.lists(timestamps, max_size=3),
+)
+
+
+@settings(deadline=None)  # the first example compiles the decoders and starts pyarrow
+@given(st.lists(records, min_size=1, max_size=8))
+def test_every_nanosecond_reaches_records_columns_and_text(rows: list[list[Any]]) -> None:
+    data = b"".join(msgpack.packb(r) for r in rows)
+    read = [[r.id, r.at, r.until, r.marks] for r in StreamingReader(data, Stamped)]
+    assert read == rows  # msgpack.Timestamp compares seconds and nanoseconds
+
+    table = read_table(data, Stamped)
+    assert str(table.schema.field("at").type) == "timestamp[ns, tz=UTC]"
+    columns = {name: table.column(name).cast(pa.int64()).to_pylist() for name in ("at", "until")}
+    assert columns["at"] == [r[1].to_unix_nano() for r in rows]
+    assert columns["until"] == [None if r[2] is None else r[2].to_unix_nano() for r in rows]
+
+    text = io.BytesIO()
+    convert(data, text, "jsonl", record_type=Stamped)
+    lines = [json.loads(line) for line in text.getvalue().splitlines()]
+    assert [nanoseconds(line["at"]) for line in lines] == columns["at"]
+    assert [[nanoseconds(m) for m in line["marks"]] for line in lines] == [
+        [m.to_unix_nano() for m in r[3]] for r in rows
+    ]
+
+    text = io.BytesIO()
+    convert(data, text, "csv", record_type=Stamped)
+    cells = list(csv.DictReader(io.StringIO(text.getvalue().decode())))
+    assert [nanoseconds(cell["at"]) for cell in cells] == columns["at"]
+    assert [cell["until"] or None for cell in cells] == [
+        None if r[2] is None else f"{r[2].to_datetime():%Y-%m-%dT%H:%M:%S}.{r[2].nanoseconds:09d}Z"
+        for r in rows
+    ]
+
+
+def test_go_java_javascript_and_rust_timestamps_keep_their_nine_digits(tmp_path: Path) -> None:
+    expected = [nanoseconds(event["timestamp"]) for event in EXPECTED["events"]]
+    assert any(n % 1000 for n in expected)  # a datetime would round these
+    for name in EVENT_FILES:
+        path = DATA / name
+        read = [e.timestamp.to_unix_nano() for e in StreamingReader(path, ExactEvent)]
+        assert read == expected, name
+        out = tmp_path / f"{name}.parquet"
+        convert(path, out, "parquet", record_type=ExactEvent)
+        column = pq.read_table(out).column("timestamp")
+        assert column.cast(pa.int64()).to_pylist() == expected, name
+
+
+def test_the_command_line_writes_all_nine_digits(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    module = tmp_path / "exact.py"
+    module.write_text(
+        "import dataclasses\nimport msgpack\n\n\n@dataclasses.dataclass\nclass Record:\n"
+        "    id: int\n    at: msgpack.Timestamp\n"
+    )
+    path = tmp_path / "stamps.msgpack"
+    ones = [msgpack.Timestamp(946684800, n) for n in (0, 1, 2)]  # 1 ns apart
+    path.write_bytes(b"".join(msgpack.packb([i, t]) for i, t in enumerate(ones)))
+    assert main(["dump", "--type", f"{module}:Record", "--format", "csv", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert (out, err) == (
+        "id,at\n0,2000-01-01T00:00:00.000000000Z\n1,2000-01-01T00:00:00.000000001Z\n"
+        "2,2000-01-01T00:00:00.000000002Z\n",
+        "",
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        (msgpack.ExtType(5, b"ab"), "field `at` expected Timestamp, got extension type 5"),
+        ("2000-01-01", "field `at` expected Timestamp, got str '2000-01-01'"),
+        (1700000000, "field `at` expected Timestamp, got int 1700000000"),
+    ],
+)
+def test_anything_but_the_timestamp_is_refused_by_name(value: Any, reason: str) -> None:
+    first = msgpack.packb([0, msgpack.Timestamp(1, 2)])
+    reader = StreamingReader(first + msgpack.packb([1, value]), Stamped)
+    assert next(reader).at == msgpack.Timestamp(1, 2)
+    with pytest.raises(RecordError) as caught:
+        next(reader)
+    assert (caught.value.index, caught.value.offset) == (1, len(first))
+    assert caught.value.reason == reason
+
+
+@pytest.mark.parametrize(
+    ("extension", "why"),
+    [
+        (b"\xd5\xff\x00\x01", "a broken timestamp of 2 bytes"),  # no such form
+        (b"\xd7\xff" + (10**9 << 34).to_bytes(8, "big"), "a broken timestamp of 8 bytes"),
+    ],
+)
+def test_a_broken_timestamp_is_refused(extension: bytes, why: str) -> None:
+    with pytest.raises(RecordError, match=f"field `at` expected Timestamp, got {why}"):
+        list(StreamingReader(b"\x92\x00" + extension, Stamped))
+
+
+def test_a_column_refuses_a_timestamp_past_its_years_by_name() -> None:
+    late = msgpack.Timestamp(2**40, 5)  # the year 36812: a record holds it, a column does not
+    data = msgpack.packb([0, msgpack.Timestamp(0, 1)]) + msgpack.packb([1, late])
+    assert list(StreamingReader(data, Stamped))[1].at == late
+    with pytest.raises(RecordError) as caught:
+        read_table(data, Stamped)
+    assert caught.value.index == 1
+    assert "field `at`: Timestamp of 1099511627776000000005 ns" in caught.value.reason
+    assert "which holds the years 1677 to 2262" in caught.value.reason
+
+
+def test_a_struct_and_a_union_of_kinds_hold_timestamps() -> None:
+    class Start(msgspec.Struct, tag="start", array_like=True, gc=False):
+        at: msgpack.Timestamp
+
+    class Stop(msgspec.Struct, tag="stop", array_like=True, gc=False):
+        code: int
+
+    when = msgpack.Timestamp(1730374586, 108998696)
+    data = msgpack.packb(["start", when]) + msgpack.packb(["stop", 3])
+    assert list(StreamingReader(data, Start | Stop)) == [Start(when), Stop(3)]
+    table = read_table(data, Start | Stop)
+    assert table.column("at").cast(pa.int64()).to_pylist() == [when.to_unix_nano(), None]
+
+
+def test_polars_and_duckdb_keep_the_nanoseconds(tmp_path: Path) -> None:
+    import duckdb
+    import polars as pl
+
+    from msgpack_reader_py.duckdb import read_msgpack
+    from msgpack_reader_py.polars import scan_msgpack
+
+    stamps = [msgpack.Timestamp(1730374586, 108998696 + i) for i in range(3)]  # 1 ns apart
+    path = tmp_path / "exact.msgpack"
+    path.write_bytes(b"".join(msgpack.packb([i, t]) for i, t in enumerate(stamps)))
+    wanted = [t.to_unix_nano() for t in stamps]
+    frame = scan_msgpack(path, Stamped).collect()
+    assert frame.schema["at"] == pl.Datetime("ns", "UTC")
+    assert frame["at"].dt.epoch("ns").to_list() == wanted
+    relation = read_msgpack(str(path), Stamped, connection=duckdb.connect())
+    got = relation.query("stamps", 'SELECT epoch_ns("at") FROM stamps')
+    assert got is not None
+    assert got.fetchall() == [(n,) for n in wanted]
