@@ -65,7 +65,8 @@ def arrow_schema(record_type: Any = Item) -> pa.Schema:
     ``int`` becomes ``int64`` (:data:`~msgpack_reader_py.UInt64`: ``uint64``), ``float``
     ``float64``, ``int | float`` ``float64`` (which refuses an int it cannot hold exactly),
     ``str`` ``string``, ``bytes`` ``binary``, ``bool`` ``bool``, ``datetime``
-    ``timestamp[us, tz=UTC]``, ``None`` ``null``; an ``Enum`` or ``Literal`` becomes
+    ``timestamp[us, tz=UTC]``, ``msgpack.Timestamp`` ``timestamp[ns, tz=UTC]``, ``None``
+    ``null``; an ``Enum`` or ``Literal`` becomes
     ``string`` (or ``int64`` when its values are ints); ``list[T]`` and ``tuple[T, ...]`` a
     list column, ``dict[K, V]`` (``K`` a str or an int) a map column, a nested record type a
     struct column (its children named by their map keys), all to any depth. Any other

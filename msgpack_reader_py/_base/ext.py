@@ -2,8 +2,9 @@
 timestamp extension as text.
 
 An ``ext_hook`` is called as ``ext_hook(code, data)`` for each extension value other than the
-MessagePack timestamp (-1, which always becomes an aware UTC ``datetime``), where the record
-type accepts ``Any`` or ``datetime``; what it returns is the field's value.
+MessagePack timestamp (-1, which becomes an aware UTC ``datetime``, or a ``msgpack.Timestamp``
+exact to the nanosecond in a field of that type), where the record type accepts ``Any`` or
+``datetime``; what it returns is the field's value.
 
 >>> import datetime
 >>> from msgpack_reader_py._base.ext import fluentd_event_time
