@@ -33,6 +33,7 @@ except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subproce
     raise missing_extra(exc, "duckdb", feature="msgpack_reader_py.duckdb") from None
 
 from ._analysis.inferred import files_type
+from ._arrow.duckdb_types import refuse_lost_nanoseconds
 from ._arrow.reader import DEFAULT_BATCH_SIZE, ArrowJob, files_batches
 from ._base.options import ReadKeywords, ReadOptions
 from ._stream.files import Paths, local_files
@@ -145,7 +146,9 @@ def read_msgpack(
 
     Raises:
         FileNotFoundError: a glob that matches no file, at the call.
-        TypeError: a record type the reader cannot read, at the call.
+        TypeError: a record type the reader cannot read, or one with a ``msgpack.Timestamp``
+            field where this DuckDB holds timestamps to the microsecond (DuckDB 1.x; 2.0
+            keeps the nanoseconds), at the call.
         ValueError: a bad argument (a column that names no field, ``follow=True``), at
             the call.
         duckdb.InvalidInputException: from a query, on broken data: its message is the
@@ -166,4 +169,6 @@ def read_msgpack(
         blocksize=blocksize,
         infer_from=infer_from,
     )
-    return (connection or duckdb.default_connection()).from_arrow(files)
+    connection = connection or duckdb.default_connection()
+    refuse_lost_nanoseconds(connection, files.schema)
+    return connection.from_arrow(files)

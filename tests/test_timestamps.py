@@ -7,8 +7,10 @@ from __future__ import annotations
 import csv
 import dataclasses
 import datetime as dt
+import importlib.metadata
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,8 @@ from msgpack_reader_py.cli import main
 from .encoders import DATA, EVENT_FILES, EXPECTED, Inner
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+DUCKDB_KEEPS_NANOSECONDS = int(importlib.metadata.version("duckdb").split(".")[0]) >= 2
+LOST = r"field `at` holds timestamps to the nanosecond \(msgpack\.Timestamp\), and DuckDB"
 ARROW_NS = (-(2**63), 2**63 - 1)  # what an int64 column of nanoseconds holds
 
 
@@ -207,7 +211,39 @@ def test_polars_and_duckdb_keep_the_nanoseconds(tmp_path: Path) -> None:
     frame = scan_msgpack(path, Stamped).collect()
     assert frame.schema["at"] == pl.Datetime("ns", "UTC")
     assert frame["at"].dt.epoch("ns").to_list() == wanted
-    relation = read_msgpack(str(path), Stamped, connection=duckdb.connect())
+    connection = duckdb.connect()
+    if not DUCKDB_KEEPS_NANOSECONDS:  # DuckDB 1.x: refused by name, never cut
+        with pytest.raises(TypeError, match=LOST):
+            read_msgpack(str(path), Stamped, connection=connection)
+        return
+    relation = read_msgpack(str(path), Stamped, connection=connection)
     got = relation.query("stamps", 'SELECT epoch_ns("at") FROM stamps')
     assert got is not None
     assert got.fetchall() == [(n,) for n in wanted]
+
+
+def test_a_query_keeps_the_nanoseconds_or_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``--where`` runs in DuckDB: all nine digits come through it, or the command fails
+    before a record is read (a DuckDB that holds microseconds)."""
+    module = tmp_path / "exact.py"
+    module.write_text(
+        "import dataclasses\nimport msgpack\n\n\n@dataclasses.dataclass\nclass Record:\n"
+        "    id: int\n    at: msgpack.Timestamp\n"
+    )
+    path = tmp_path / "stamps.msgpack"
+    ones = [msgpack.Timestamp(946684800, n) for n in (0, 1, 2)]
+    path.write_bytes(b"".join(msgpack.packb([i, t]) for i, t in enumerate(ones)))
+    argv = ["dump", "--type", f"{module}:Record", "--format", "csv", "--where", "id > 0"]
+    status = main([*argv, str(path)])
+    out, err = capsys.readouterr()
+    if DUCKDB_KEEPS_NANOSECONDS:
+        assert (status, err) == (0, "")
+        assert out.splitlines()[1:] == [
+            "1,2000-01-01T00:00:00.000000001Z",
+            "2,2000-01-01T00:00:00.000000002Z",
+        ]
+    else:
+        assert (status, out) == (2, "")
+        assert re.search(LOST, err)

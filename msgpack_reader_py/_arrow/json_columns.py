@@ -18,6 +18,7 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
+import msgpack
 import msgspec
 import pyarrow as pa
 
@@ -160,10 +161,14 @@ def _json_value(text: str | None) -> Any:
 def parsed(arrow_type: pa.DataType) -> Callable[[Any], Any] | None:
     """What turns a value of ``arrow_type`` as pyarrow gives it back into the value it holds,
     every JSON text in it parsed, so that JSON Lines and a CSV cell hold the value, as a
-    typed record's would, not its text; ``None``: nothing to parse."""
+    typed record's would, not its text; ``None``: nothing to parse. A timestamp of
+    nanoseconds is given as its int64 (:func:`nanoseconds_as_ints`: Python's ``datetime``
+    holds microseconds), and made a ``msgpack.Timestamp``."""
     nested: Any = arrow_type
     if is_json(arrow_type):
         return _json_value
+    if _is_nanoseconds(arrow_type):
+        return _timestamp
     if pa.types.is_struct(arrow_type):
         children = [(f.name, parsed(f.type)) for f in nested]
         wanted = [(name, parse) for name, parse in children if parse is not None]
@@ -181,3 +186,23 @@ def parsed(arrow_type: pa.DataType) -> Callable[[Any], Any] | None:
             return None
         return lambda pairs: None if pairs is None else {k: value(v) for k, v in pairs.items()}
     return None
+
+
+def nanoseconds_as_ints(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """``batch`` with each timestamp of nanoseconds in it, at any depth, its int64: what
+    pyarrow gives back as Python values without rounding them (:func:`parsed` makes them
+    timestamps again)."""
+    struct = pa.struct(list(batch.schema))
+    plain = leaves_changed(struct, lambda leaf: pa.int64() if _is_nanoseconds(leaf) else leaf)
+    if plain == leaves_changed(struct, lambda leaf: leaf):
+        return batch
+    whole = pa.StructArray.from_arrays(batch.columns, fields=list(batch.schema))
+    return pa.RecordBatch.from_struct_array(typing.cast(pa.StructArray, typed(whole, plain)))
+
+
+def _is_nanoseconds(arrow_type: pa.DataType) -> bool:
+    return pa.types.is_timestamp(arrow_type) and typing.cast(Any, arrow_type).unit == "ns"
+
+
+def _timestamp(value: int | None) -> msgpack.Timestamp | None:
+    return None if value is None else msgpack.Timestamp.from_unix_nano(value)

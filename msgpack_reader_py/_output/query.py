@@ -73,6 +73,12 @@ class Query:
         connection.execute("SET arrow_lossless_conversion = true")
         object.__setattr__(self, "_sql", sql)
         object.__setattr__(self, "_connection", connection)
+        from .._arrow.duckdb_types import refuse_lost_nanoseconds
+
+        try:
+            refuse_lost_nanoseconds(connection, self.source_schema)
+        except TypeError as exc:
+            raise QueryError(f"{self._asked()}: {exc}") from None
         empty = pa.Table.from_batches([], schema=self.source_schema)
         try:
             schema = self._run(empty).schema
@@ -106,9 +112,13 @@ class Query:
         and the fields there are."""
         said = str(exc).splitlines()[0]
         fields = ", ".join(_paths(self.source_schema))
+        return f"{self._asked()}: {said} (the fields: {fields})"
+
+    def _asked(self) -> str:
+        """The query as it was asked for: ``select 'a,b' where 'a > 1'``."""
         asked = [f"select {','.join(self.select)!r}"] if self.select is not None else []
         asked += [f"where {self.where!r}"] if self.where is not None else []
-        return f"{' '.join(asked)}: {said} (the fields: {fields})"
+        return " ".join(asked)
 
 
 def _column(path: str) -> str:

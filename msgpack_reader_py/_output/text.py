@@ -518,27 +518,30 @@ def _arrow_rows(
     text: IO[str], to: OutputFormat, schema: pa.Schema, allow_nan: bool
 ) -> Callable[[pa.RecordBatch], None]:
     """``write`` of Arrow batches as JSON Lines or CSV: each row's values as Python has them
-    (a map a dict, a timestamp a ``datetime``), rendered as a typed record's are."""
+    (a map a dict, a timestamp a ``datetime``, or a ``msgpack.Timestamp`` where it holds
+    nanoseconds), rendered as a typed record's are."""
     if to != "csv":
         import pyarrow as pa
 
+        from .._arrow.json_columns import nanoseconds_as_ints
         from .._arrow.json_columns import parsed as json_parsed
 
         lines = JsonLines(text, allow_nan=allow_nan) if to == "jsonl" else TableRows(text)
         parsed = json_parsed(pa.struct(list(schema)))
 
         def write_lines(batch: pa.RecordBatch) -> None:
-            rows = batch.to_pylist(maps_as_pydicts="strict")
+            rows = nanoseconds_as_ints(batch).to_pylist(maps_as_pydicts="strict")
             lines.write(rows if parsed is None else list(map(parsed, rows)))
 
         return write_lines
+    from .._arrow.json_columns import nanoseconds_as_ints
     from .._arrow.json_columns import parsed as json_parsed
 
     rows = CsvRows(text, schema.names, [_arrow_csv_type(f.type) for f in schema])
     parsers = [json_parsed(f.type) for f in schema]
 
     def write_rows(batch: pa.RecordBatch) -> None:
-        columns = batch.to_pydict(maps_as_pydicts="strict").values()
+        columns = nanoseconds_as_ints(batch).to_pydict(maps_as_pydicts="strict").values()
         # JSON text parsed again: a cell holds the value as a typed record's would.
         parsed = [
             c if p is None else list(map(p, c)) for p, c in zip(parsers, columns, strict=True)

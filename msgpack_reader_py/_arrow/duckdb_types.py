@@ -1,0 +1,51 @@
+"""What DuckDB makes of a record type's columns, where it would hold less than they do.
+
+DuckDB 2.0 holds a ``timestamp[ns, tz=UTC]`` column (a ``msgpack.Timestamp`` field) as
+``TIMESTAMP WITH TIME ZONE`` to the nanosecond; DuckDB 1.x holds it to the microsecond, and
+would drop the last three digits of every value with no word said. So each use of DuckDB on
+records (``read_msgpack``, ``--where`` and ``--select``) first asks the DuckDB it has, with
+no record read: an empty table of those columns goes in, and what comes back tells.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+from .json_columns import leaves_changed
+
+__all__ = ["refuse_lost_nanoseconds"]
+
+
+def refuse_lost_nanoseconds(connection: Any, schema: pa.Schema) -> None:
+    """Raise ``TypeError`` naming the first field of ``schema`` whose nanoseconds DuckDB's
+    ``connection`` would not keep; nothing where it keeps them all."""
+    fields = [field for field in schema if _holds_nanoseconds(field.type)]
+    if not fields:
+        return
+    empty = pa.Table.from_batches([], schema=pa.schema(fields))
+    kept = connection.from_arrow(empty).to_arrow_table().schema
+    for field in fields:
+        if not _holds_nanoseconds(kept.field(field.name).type):
+            import duckdb
+
+            raise TypeError(
+                f"field `{field.name}` holds timestamps to the nanosecond (msgpack.Timestamp), "
+                f"and DuckDB {duckdb.__version__} holds them to the microsecond: DuckDB 2.0 "
+                "keeps every digit; or declare the field datetime, read rounded to the "
+                "microsecond"
+            )
+
+
+def _holds_nanoseconds(arrow_type: pa.DataType) -> bool:
+    """Whether a timestamp of nanoseconds is in ``arrow_type``, at any depth."""
+    units: list[str] = []
+
+    def seen(leaf: pa.DataType) -> pa.DataType:
+        if pa.types.is_timestamp(leaf):
+            units.append(leaf.unit)
+        return leaf
+
+    leaves_changed(arrow_type, seen)
+    return "ns" in units
