@@ -11,6 +11,7 @@ import importlib.metadata
 import io
 import json
 import re
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from hypothesis import strategies as st
 from msgpack_reader_py import RecordError, StreamingReader, convert, read_table
 from msgpack_reader_py.cli import main
 
-from .encoders import DATA, EVENT_FILES, EXPECTED, Inner
+from .encoders import DATA, EVENT_FILES, EXPECTED, Event
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 DUCKDB_KEEPS_NANOSECONDS = int(importlib.metadata.version("duckdb").split(".")[0]) >= 2
@@ -41,22 +42,15 @@ class Stamped:
     marks: list[msgpack.Timestamp] = dataclasses.field(default_factory=list)
 
 
-@dataclasses.dataclass
-class ExactEvent:
-    """The encoders' ``events`` records with their timestamp read whole."""
-
-    id: int
-    process_id: int
-    thread_id: int
-    timestamp: msgpack.Timestamp
-    line: int
-    value: float
-    filename: str
-    path: str
-    tags: list[str]
-    attrs: dict[str, int]
-    inner: Inner
-    note: str | None
+# The encoders' ``events`` records with their timestamp read whole: the tests' Event, but for
+# the one field.
+ExactEvent: Any = dataclasses.make_dataclass(
+    "ExactEvent",
+    [
+        (name, msgpack.Timestamp if name == "timestamp" else annotation)
+        for name, annotation in typing.get_type_hints(Event).items()
+    ],
+)
 
 
 def nanoseconds(text: str) -> int:
@@ -122,18 +116,25 @@ def test_go_java_javascript_and_rust_timestamps_keep_their_nine_digits(tmp_path:
         assert column.cast(pa.int64()).to_pylist() == expected, name
 
 
-def test_the_command_line_writes_all_nine_digits(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    module = tmp_path / "exact.py"
+def stamps_1ns_apart(directory: Path) -> tuple[str, Path]:
+    """A record type in a module of its own, as ``--type`` names it, and a stream of three of
+    its records whose timestamps are 1 ns apart."""
+    module = directory / "exact.py"
     module.write_text(
         "import dataclasses\nimport msgpack\n\n\n@dataclasses.dataclass\nclass Record:\n"
         "    id: int\n    at: msgpack.Timestamp\n"
     )
-    path = tmp_path / "stamps.msgpack"
-    ones = [msgpack.Timestamp(946684800, n) for n in (0, 1, 2)]  # 1 ns apart
+    path = directory / "stamps.msgpack"
+    ones = [msgpack.Timestamp(946684800, n) for n in (0, 1, 2)]
     path.write_bytes(b"".join(msgpack.packb([i, t]) for i, t in enumerate(ones)))
-    assert main(["dump", "--type", f"{module}:Record", "--format", "csv", str(path)]) == 0
+    return f"{module}:Record", path
+
+
+def test_the_command_line_writes_all_nine_digits(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    record, path = stamps_1ns_apart(tmp_path)
+    assert main(["dump", "--type", record, "--format", "csv", str(path)]) == 0
     out, err = capsys.readouterr()
     assert (out, err) == (
         "id,at\n0,2000-01-01T00:00:00.000000000Z\n1,2000-01-01T00:00:00.000000001Z\n"
@@ -227,15 +228,8 @@ def test_a_query_keeps_the_nanoseconds_or_is_refused(
 ) -> None:
     """``--where`` runs in DuckDB: all nine digits come through it, or the command fails
     before a record is read (a DuckDB that holds microseconds)."""
-    module = tmp_path / "exact.py"
-    module.write_text(
-        "import dataclasses\nimport msgpack\n\n\n@dataclasses.dataclass\nclass Record:\n"
-        "    id: int\n    at: msgpack.Timestamp\n"
-    )
-    path = tmp_path / "stamps.msgpack"
-    ones = [msgpack.Timestamp(946684800, n) for n in (0, 1, 2)]
-    path.write_bytes(b"".join(msgpack.packb([i, t]) for i, t in enumerate(ones)))
-    argv = ["dump", "--type", f"{module}:Record", "--format", "csv", "--where", "id > 0"]
+    record, path = stamps_1ns_apart(tmp_path)
+    argv = ["dump", "--type", record, "--format", "csv", "--where", "id > 0"]
     status = main([*argv, str(path)])
     out, err = capsys.readouterr()
     if DUCKDB_KEEPS_NANOSECONDS:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from .json_columns import leaves_changed
+from .json_columns import is_nanoseconds, leaves_changed
 
 __all__ = ["refuse_lost_nanoseconds"]
 
@@ -40,12 +40,12 @@ def refuse_lost_nanoseconds(connection: Any, schema: pa.Schema) -> None:
 
 def _holds_nanoseconds(arrow_type: pa.DataType) -> bool:
     """Whether a timestamp of nanoseconds is in ``arrow_type``, at any depth."""
-    units: list[str] = []
+    found: list[pa.DataType] = []
 
     def seen(leaf: pa.DataType) -> pa.DataType:
-        if pa.types.is_timestamp(leaf):
-            units.append(leaf.unit)
+        if is_nanoseconds(leaf):
+            found.append(leaf)
         return leaf
 
     leaves_changed(arrow_type, seen)
-    return "ns" in units
+    return bool(found)

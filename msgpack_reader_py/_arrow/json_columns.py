@@ -167,7 +167,7 @@ def parsed(arrow_type: pa.DataType) -> Callable[[Any], Any] | None:
     nested: Any = arrow_type
     if is_json(arrow_type):
         return _json_value
-    if _is_nanoseconds(arrow_type):
+    if is_nanoseconds(arrow_type):
         return _timestamp
     if pa.types.is_struct(arrow_type):
         children = [(f.name, parsed(f.type)) for f in nested]
@@ -188,19 +188,24 @@ def parsed(arrow_type: pa.DataType) -> Callable[[Any], Any] | None:
     return None
 
 
-def nanoseconds_as_ints(batch: pa.RecordBatch) -> pa.RecordBatch:
-    """``batch`` with each timestamp of nanoseconds in it, at any depth, its int64: what
-    pyarrow gives back as Python values without rounding them (:func:`parsed` makes them
-    timestamps again)."""
-    struct = pa.struct(list(batch.schema))
-    plain = leaves_changed(struct, lambda leaf: pa.int64() if _is_nanoseconds(leaf) else leaf)
+def nanoseconds_as_ints(schema: pa.Schema) -> Callable[[pa.RecordBatch], pa.RecordBatch]:
+    """What makes a batch of ``schema`` one with each timestamp of nanoseconds in it, at any
+    depth, its int64: what pyarrow gives back as Python values without rounding them
+    (:func:`parsed` makes them timestamps again). Worked out once, for every batch."""
+    struct = pa.struct(list(schema))
+    plain = leaves_changed(struct, lambda leaf: pa.int64() if is_nanoseconds(leaf) else leaf)
     if plain == leaves_changed(struct, lambda leaf: leaf):
-        return batch
-    whole = pa.StructArray.from_arrays(batch.columns, fields=list(batch.schema))
-    return pa.RecordBatch.from_struct_array(typing.cast(pa.StructArray, typed(whole, plain)))
+        return lambda batch: batch
+
+    def as_ints(batch: pa.RecordBatch) -> pa.RecordBatch:
+        whole = pa.StructArray.from_arrays(batch.columns, fields=list(batch.schema))
+        return pa.RecordBatch.from_struct_array(typing.cast(pa.StructArray, typed(whole, plain)))
+
+    return as_ints
 
 
-def _is_nanoseconds(arrow_type: pa.DataType) -> bool:
+def is_nanoseconds(arrow_type: pa.DataType) -> bool:
+    """Whether ``arrow_type`` is a timestamp of nanoseconds (a ``msgpack.Timestamp``'s)."""
     return pa.types.is_timestamp(arrow_type) and typing.cast(Any, arrow_type).unit == "ns"
 
 

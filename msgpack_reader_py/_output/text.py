@@ -528,9 +528,10 @@ def _arrow_rows(
 
         lines = JsonLines(text, allow_nan=allow_nan) if to == "jsonl" else TableRows(text)
         parsed = json_parsed(pa.struct(list(schema)))
+        as_ints = nanoseconds_as_ints(schema)
 
         def write_lines(batch: pa.RecordBatch) -> None:
-            rows = nanoseconds_as_ints(batch).to_pylist(maps_as_pydicts="strict")
+            rows = as_ints(batch).to_pylist(maps_as_pydicts="strict")
             lines.write(rows if parsed is None else list(map(parsed, rows)))
 
         return write_lines
@@ -539,9 +540,10 @@ def _arrow_rows(
 
     rows = CsvRows(text, schema.names, [_arrow_csv_type(f.type) for f in schema])
     parsers = [json_parsed(f.type) for f in schema]
+    as_ints = nanoseconds_as_ints(schema)
 
     def write_rows(batch: pa.RecordBatch) -> None:
-        columns = nanoseconds_as_ints(batch).to_pydict(maps_as_pydicts="strict").values()
+        columns = as_ints(batch).to_pydict(maps_as_pydicts="strict").values()
         # JSON text parsed again: a cell holds the value as a typed record's would.
         parsed = [
             c if p is None else list(map(p, c)) for p, c in zip(parsers, columns, strict=True)
