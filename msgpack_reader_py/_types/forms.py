@@ -42,7 +42,7 @@ import re
 import types
 import typing
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgpack
@@ -284,16 +284,14 @@ class Compiler:
             if form is tp:
                 continue
             if form is map_form and typing.get_origin(form) is dict:
-                by_position = [operator.itemgetter(i) for i in range(len(fields))]
-                made = _maker(tp, fields, by_position, converters)
+                made = _maker(tp, fields, _as_they_are, converters)
                 makers[dict] = _keyed(wired, forbid, self.ext_hook, made)
                 continue
             by_wire_name = dataclasses.is_dataclass(form)
-            read_by: list[Callable[[Any], Any]] = [
-                operator.attrgetter(f.wire_name if by_wire_name else slot(i))
-                for i, f in enumerate(fields)
-            ]
-            makers[form] = _maker(tp, fields, read_by, converters)
+            read = _attributes(
+                [f.wire_name if by_wire_name else slot(i) for i, f in enumerate(fields)]
+            )
+            makers[form] = _maker(tp, fields, read, converters)
         form = (typing.Union[kept], _by_form(makers))  # noqa: UP007
         self.forms[tp] = form
         return form
@@ -329,7 +327,7 @@ class Compiler:
             prefix = _slot_prefix(kinds.key)
             shape = wire_form(tp)
             for tag in kind.tags:
-                getters = _tagged_getters(fields, kind.field, tag, prefix)
+                read = _tagged_reader(fields, kind.field, tag, prefix)
                 if shape == "array":
                     pass  # read from arrays only: no map form
                 elif native and record_kind(tp) == "struct":
@@ -345,17 +343,14 @@ class Compiler:
                         kw_only=True,
                     )
                     maps.append(form)
-                    makers[form] = _maker(tp, fields, getters, converters)
+                    makers[form] = _maker(tp, fields, read, converters)
                 if shape == "map":
                     pass  # read from maps only: no array form
                 elif kinds.position:
                     # The tag is not first: a probe reads it, then the kind's own form.
                     form = _namedtuple_form(f"{name}AsArray", wired)
                     by_tag[tag] = form
-                    makers[form] = _maker(
-                        tp, fields, [operator.attrgetter(slot(i)) for i in range(len(fields))],
-                        converters,
-                    )  # fmt: skip
+                    makers[form] = _maker(tp, fields, list, converters)  # a NamedTuple
                 elif native and record_kind(tp) == "array_struct":
                     arrays.append(tp)
                 else:
@@ -368,7 +363,7 @@ class Compiler:
                         forbid_unknown_fields=True,  # a NamedTuple's rule: no values beyond
                     )
                     arrays.append(form)
-                    makers[form] = _maker(tp, fields, getters, converters)
+                    makers[form] = _maker(tp, fields, read, converters)
         probe = None
         if kinds.position:
             probe = msgspec.defstruct(
@@ -457,15 +452,38 @@ def positional_rename(fields: Sequence[FieldSpec], prefix: str = "f") -> dict[st
     return {slot(i, prefix): f.wire_name for i, f in enumerate(fields)}
 
 
-def _tagged_getters(
+def _tagged_reader(
     fields: Sequence[FieldSpec], tag_field: str | None, tag: Any, prefix: str
-) -> list[Callable[[Any], Any]]:
+) -> Callable[[Any], list[Any]]:
     """How a kind's fields are read off its tagged form: the tag field (not in the form) is
     the tag the form was made for."""
-    return [
-        constant(tag) if f.name == tag_field else operator.attrgetter(slot(i, prefix))
-        for i, f in enumerate(fields)
-    ]
+    read = _attributes([slot(i, prefix) for i, f in enumerate(fields) if f.name != tag_field])
+    position = next((i for i, f in enumerate(fields) if f.name == tag_field), None)
+    if position is None:
+        return read
+
+    def with_tag(value: Any) -> list[Any]:
+        values = read(value)
+        values.insert(position, tag)
+        return values
+
+    return with_tag
+
+
+def _attributes(names: Sequence[str]) -> Callable[[Any], list[Any]]:
+    """The values of a form's attributes ``names``, in one call: a new list each time."""
+    if len(names) == 1:
+        one = operator.attrgetter(names[0])
+        return lambda value: [one(value)]
+    if not names:
+        return lambda _value: []
+    many = operator.attrgetter(*names)
+    return lambda value: list(many(value))
+
+
+def _as_they_are(values: list[Any]) -> list[Any]:
+    """A form that is already the list of the field values (:func:`_keyed`'s)."""
+    return values
 
 
 def constant(value: Any) -> Callable[[Any], Any]:
@@ -613,33 +631,24 @@ def _or_made(convert: Converter, factory: Callable[[], Any]) -> Converter:
     return lambda value: factory() if value is _FACTORY else convert(value)
 
 
-def _failed_field(
-    value: Any, fields: Iterable[tuple[str, Callable[[Any], Any], Converter]]
-) -> RecordFailure:
-    """The failure of the first field of ``value`` its converter refuses, with its name."""
-    for name, get, field_convert in fields:
-        try:
-            field_convert(get(value))
-        except RecordFailure as failure:  # noqa: PERF203 - the error path only
-            return failure.within(name)
-    raise AssertionError("no field of the record fails")  # pragma: no cover
-
-
 def _maker(
     tp: Any,
     fields: Sequence[FieldSpec],
-    getters: Sequence[Callable[[Any], Any]],
+    read: Callable[[Any], list[Any]],
     converters: dict[str, Converter],
 ) -> Converter:
-    """Makes a ``tp`` of a value of one of its generated forms, whose fields ``getters`` read
-    (in ``fields``' order), each converted by its converter."""
+    """Makes a ``tp`` of a value of one of its generated forms, whose field values ``read``
+    gives as a new list (in ``fields``' order), each converted by its converter."""
     names = [f.name for f in fields]
     arguments = [f.argument for f in fields]
-    per_field = [
-        converters.get(f.name, identity)
+    # Only the fields that need it are converted, in place: most fields of most records need
+    # nothing, and a call each would cost more than the record's making.
+    converting = [
+        (i, converters.get(f.name, identity))
         if f.default_factory is msgspec.NODEFAULT
-        else _or_made(converters.get(f.name, identity), f.default_factory)
-        for f in fields
+        else (i, _or_made(converters.get(f.name, identity), f.default_factory))
+        for i, f in enumerate(fields)
+        if f.name in converters or f.default_factory is not msgspec.NODEFAULT
     ]
     # A class whose __init__ takes the fields by position, in their order, is made with them
     # so: six times as fast as by keyword, which needs a dict per record.
@@ -649,10 +658,13 @@ def _maker(
     )
 
     def make(value: Any) -> Any:
+        values = read(value)
+        position = 0
         try:
-            values = [c(get(value)) for c, get in zip(per_field, getters, strict=True)]
-        except RecordFailure:
-            raise _failed_field(value, zip(names, getters, per_field, strict=True)) from None
+            for position, convert in converting:
+                values[position] = convert(values[position])
+        except RecordFailure as failure:
+            raise failure.within(names[position]) from None
         if positional:
             return tp(*values)
         if may_be_absent:  # a TypedDict's key that was not there is left out
