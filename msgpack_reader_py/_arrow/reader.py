@@ -226,9 +226,7 @@ class ArrowJob(Flattened):
         full = arrow_schema(record_type)
         positions = None if self.columns is None else _positions(full, self.columns)
         labels = [fields.names[p] for p in positions or range(len(full))]
-        converter = ArrowColumns(
-            self.schema(record_type), positions, labels, fields.annotations, plain=not fields.flat
-        )
+        converter = ArrowColumns(self.schema(record_type), positions, labels, fields.annotations)
         return Plan(
             record_type,
             options,

@@ -28,7 +28,7 @@ from .._base.cache import cached
 from .._base.errors import describe
 from .._base.json_text import json_text_kept
 from .._reference.model import Item
-from .._types.columns import columns_of, members
+from .._types.columns import columns_of, is_scalar, members
 from .._types.decoding import plain_values
 from .._types.ints import is_unsigned
 from .._types.record_type import (
@@ -191,6 +191,16 @@ def _json_cell(value: Any) -> str | None:
     return None if value is None else json_text_kept(value)
 
 
+_TAKEN_AS_THEY_ARE = (datetime.datetime, msgpack.Timestamp)
+"""Field types whose values pyarrow takes as the reader gives them, besides the scalars: a
+``msgpack.Timestamp``'s are made int64 nanoseconds by its preparer first."""
+
+
+def _taken_as_it_is(annotation: Any) -> bool:
+    inner = unannotated(members(annotation)[0])
+    return is_scalar(annotation) or inner in _TAKEN_AS_THEY_ARE
+
+
 def _nanoseconds(value: msgpack.Timestamp | None) -> int | None:
     return None if value is None else value.to_unix_nano()
 
@@ -265,11 +275,10 @@ class ArrowColumns:
         positions: Sequence[int] | None,
         labels: Sequence[str],
         annotations: Sequence[Any],
-        *,
-        plain: bool = False,
     ) -> None:
-        # Records with nested records, enums or containers are made plain values first.
-        self.plain = plain
+        # Records with nested records, enums or containers are made plain values first: a
+        # call over every value of a batch, which rows of plain fields do without.
+        self.plain = not all(map(_taken_as_it_is, annotations))
         self.fields = [field.with_type(storage_type(field.type)) for field in schema]
         self.labels = labels  # as the reader's own messages name the fields
         self.struct = pa.struct(self.fields)

@@ -95,8 +95,6 @@ class Columns:
         self.names = tuple(f.name for f in self.fields)
         self.annotations = tuple(f.annotation for f in self.fields)
         self.expected = tuple(annotation_text(a) for a in self.annotations)
-        self.flat = all(is_scalar(a) for a in self.annotations)
-        """Whether every field holds one plain value (no container, record, or other type)."""
 
     def __len__(self) -> int:
         return len(self.fields)
