@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from .json_columns import is_nanoseconds, leaves_changed
+from .json_columns import holds_nanoseconds
 
 __all__ = ["refuse_lost_nanoseconds"]
 
@@ -21,13 +21,13 @@ __all__ = ["refuse_lost_nanoseconds"]
 def refuse_lost_nanoseconds(connection: Any, schema: pa.Schema) -> None:
     """Raise ``TypeError`` naming the first field of ``schema`` whose nanoseconds DuckDB's
     ``connection`` would not keep; nothing where it keeps them all."""
-    fields = [field for field in schema if _holds_nanoseconds(field.type)]
+    fields = [field for field in schema if holds_nanoseconds(field.type)]
     if not fields:
         return
     empty = pa.Table.from_batches([], schema=pa.schema(fields))
     kept = connection.from_arrow(empty).to_arrow_table().schema
     for field in fields:
-        if not _holds_nanoseconds(kept.field(field.name).type):
+        if not holds_nanoseconds(kept.field(field.name).type):
             import duckdb
 
             raise TypeError(
@@ -36,16 +36,3 @@ def refuse_lost_nanoseconds(connection: Any, schema: pa.Schema) -> None:
                 "keeps every digit; or declare the field datetime, read rounded to the "
                 "microsecond"
             )
-
-
-def _holds_nanoseconds(arrow_type: pa.DataType) -> bool:
-    """Whether a timestamp of nanoseconds is in ``arrow_type``, at any depth."""
-    found: list[pa.DataType] = []
-
-    def seen(leaf: pa.DataType) -> pa.DataType:
-        if is_nanoseconds(leaf):
-            found.append(leaf)
-        return leaf
-
-    leaves_changed(arrow_type, seen)
-    return bool(found)

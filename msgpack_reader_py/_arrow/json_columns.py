@@ -193,15 +193,24 @@ def nanoseconds_as_ints(schema: pa.Schema) -> Callable[[pa.RecordBatch], pa.Reco
     depth, its int64: what pyarrow gives back as Python values without rounding them
     (:func:`parsed` makes them timestamps again). Worked out once, for every batch."""
     struct = pa.struct(list(schema))
-    plain = leaves_changed(struct, lambda leaf: pa.int64() if is_nanoseconds(leaf) else leaf)
-    if plain == leaves_changed(struct, lambda leaf: leaf):
+    if not holds_nanoseconds(struct):
         return lambda batch: batch
+    plain = _nanoseconds_as_int64(struct)
 
     def as_ints(batch: pa.RecordBatch) -> pa.RecordBatch:
         whole = pa.StructArray.from_arrays(batch.columns, fields=list(batch.schema))
         return pa.RecordBatch.from_struct_array(typing.cast(pa.StructArray, typed(whole, plain)))
 
     return as_ints
+
+
+def holds_nanoseconds(arrow_type: pa.DataType) -> bool:
+    """Whether a timestamp of nanoseconds is in ``arrow_type``, at any depth."""
+    return _nanoseconds_as_int64(arrow_type) != leaves_changed(arrow_type, lambda leaf: leaf)
+
+
+def _nanoseconds_as_int64(arrow_type: pa.DataType) -> pa.DataType:
+    return leaves_changed(arrow_type, lambda leaf: pa.int64() if is_nanoseconds(leaf) else leaf)
 
 
 def is_nanoseconds(arrow_type: pa.DataType) -> bool:

@@ -197,8 +197,7 @@ _TAKEN_AS_THEY_ARE = (datetime.datetime, msgpack.Timestamp)
 
 
 def _taken_as_it_is(annotation: Any) -> bool:
-    inner = unannotated(members(annotation)[0])
-    return is_scalar(annotation) or inner in _TAKEN_AS_THEY_ARE
+    return is_scalar(annotation) or unannotated(members(annotation)[0]) in _TAKEN_AS_THEY_ARE
 
 
 def _nanoseconds(value: msgpack.Timestamp | None) -> int | None:

@@ -520,27 +520,23 @@ def _arrow_rows(
     """``write`` of Arrow batches as JSON Lines or CSV: each row's values as Python has them
     (a map a dict, a timestamp a ``datetime``, or a ``msgpack.Timestamp`` where it holds
     nanoseconds), rendered as a typed record's are."""
+    from .._arrow.json_columns import nanoseconds_as_ints
+    from .._arrow.json_columns import parsed as json_parsed
+
+    as_ints = nanoseconds_as_ints(schema)
     if to != "csv":
         import pyarrow as pa
 
-        from .._arrow.json_columns import nanoseconds_as_ints
-        from .._arrow.json_columns import parsed as json_parsed
-
         lines = JsonLines(text, allow_nan=allow_nan) if to == "jsonl" else TableRows(text)
         parsed = json_parsed(pa.struct(list(schema)))
-        as_ints = nanoseconds_as_ints(schema)
 
         def write_lines(batch: pa.RecordBatch) -> None:
             rows = as_ints(batch).to_pylist(maps_as_pydicts="strict")
             lines.write(rows if parsed is None else list(map(parsed, rows)))
 
         return write_lines
-    from .._arrow.json_columns import nanoseconds_as_ints
-    from .._arrow.json_columns import parsed as json_parsed
-
     rows = CsvRows(text, schema.names, [_arrow_csv_type(f.type) for f in schema])
     parsers = [json_parsed(f.type) for f in schema]
-    as_ints = nanoseconds_as_ints(schema)
 
     def write_rows(batch: pa.RecordBatch) -> None:
         columns = as_ints(batch).to_pydict(maps_as_pydicts="strict").values()
