@@ -228,6 +228,23 @@ def test_a_timestamp_to_the_nanosecond_is_refused_by_name(
         spark.read.format("msgpack_exact").option("type", "Exact").load(str(path)).collect()
 
 
+def test_an_inferred_timestamp_is_read_to_the_microsecond_or_refused_by_name(
+    spark: SparkSession, directory: Path
+) -> None:
+    """Without a type, timestamps of whole microseconds are a timestamp column, every value
+    exact; one with nanoseconds makes its field a msgpack.Timestamp, refused by name, never
+    rounded."""
+    stamps = [msgpack.Timestamp(1_700_000_000 + i, 1000 * i) for i in range(3)]
+    path = write(
+        directory, b"".join(msgpack.packb({"id": i, "at": s}) for i, s in enumerate(stamps))
+    )
+    got = rows(load(spark, path))
+    assert [row["at"] for row in got] == [s.to_datetime() for s in stamps]
+    late = write(directory, msgpack.packb({"id": 3, "at": msgpack.Timestamp(1, 1)}))
+    with pytest.raises(Exception, match=r"field `at`: a msgpack\.Timestamp field holds nanos"):
+        load(spark, [str(path), str(late)]).collect()
+
+
 def test_a_users_types_from_a_module(spark: SparkSession, directory: Path) -> None:
     events = [event(i) for i in range(2000)]
     encoder = msgspec.msgpack.Encoder()

@@ -37,20 +37,27 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return status, out, err
 
 
-def moment(text: str) -> dt.datetime:
-    """An RFC 3339 instant (any fractional digits), rounded to the microsecond as a datetime
-    holds it."""
+def unix_nanoseconds(text: str) -> int:
+    """An RFC 3339 instant (any fractional digits) in nanoseconds from the epoch."""
     seconds, _, fraction = text.rstrip("Z").partition(".")
     base = dt.datetime.fromisoformat(seconds).replace(tzinfo=dt.timezone.utc)
-    nanoseconds = int(fraction.ljust(9, "0"))
-    return base + dt.timedelta(microseconds=(nanoseconds + 500) // 1000)
+    return int(base.timestamp()) * 10**9 + int(fraction.ljust(9, "0"))
 
 
 def stored(event: dict[str, Any]) -> dict[str, Any]:
-    """An event as Arrow columns hold it: the timestamp to the microsecond, the attributes
-    (a map column) as key-value pairs."""
+    """An event as Arrow columns hold it (:func:`in_nanoseconds`): the timestamp to the
+    nanosecond, the attributes (a map column) as key-value pairs."""
     attrs = list(event["attrs"].items())
-    return {**event, "timestamp": moment(event["timestamp"]), "attrs": attrs}
+    return {**event, "timestamp": unix_nanoseconds(event["timestamp"]), "attrs": attrs}
+
+
+def in_nanoseconds(table: pa.Table) -> pa.Table:
+    """``table`` with each timestamp column as its int64 nanoseconds from the epoch."""
+    columns = [
+        column.cast(pa.int64()) if pa.types.is_timestamp(column.type) else column
+        for column in table.columns
+    ]
+    return pa.table(columns, names=table.column_names)
 
 
 def as_array(event: dict[str, Any]) -> list[Any]:
@@ -154,8 +161,8 @@ def test_schema_prints_a_type_that_reads_the_stream_back_checked(
     status, out, err = run(capsys, "read", "--type", f"{module}:Record", str(path))
     assert (status, err) == (0, "")
     assert out.startswith(f"Read {len(EVENTS)} records (")
-    # The same type, through dump: every value as the stream holds it (timestamps to the
-    # microsecond a datetime holds).
+    # The same type, through dump: every value as the stream holds it, timestamps to the
+    # nanosecond (a msgpack.Timestamp: the encoders wrote nanoseconds).
     status, out, err = run(capsys, "dump", "--type", f"{module}:Record", str(path))
     assert (status, err) == (0, "")
     rows = [json.loads(line) for line in out.splitlines()]
@@ -170,7 +177,7 @@ def test_schema_prints_a_type_that_reads_the_stream_back_checked(
             {"f0": e["inner"]["name"], "f1": e["inner"]["level"]} for e in EVENTS
         ]
         stamps = [row["f3"] for row in rows]
-    assert [moment(s) for s in stamps] == [moment(e["timestamp"]) for e in EVENTS]
+    assert stamps == [e["timestamp"] for e in EVENTS]
 
 
 def test_schema_of_maps_names_fields_by_key(capsys: pytest.CaptureFixture[str]) -> None:
@@ -182,9 +189,9 @@ def test_schema_of_maps_names_fields_by_key(capsys: pytest.CaptureFixture[str]) 
         "    level: int\n"
     ) in source
     # Only the imports the classes use: the file passes a linter as it is.
-    assert "import datetime\nfrom dataclasses import dataclass\n\n\n@dataclass" in source
+    assert "from dataclasses import dataclass\n\nimport msgpack\n\n\n@dataclass" in source
     for line in (
-        "    timestamp: datetime.datetime",
+        "    timestamp: msgpack.Timestamp",  # Go writes nanoseconds: a datetime would round them
         "    value: float",
         "    tags: list[str]",
         "    attrs: dict[str, int]",
@@ -199,14 +206,14 @@ def test_schema_with_fluentd_reads_entries_as_timestamps(
 ) -> None:
     status, source, _ = run(capsys, "schema", "--fluentd", str(FLUENTD))
     assert status == 0
-    assert "    f0: datetime.datetime\n    f1: RecordF1\n" in source
+    assert "    f0: msgpack.Timestamp\n    f1: RecordF1\n" in source  # Go's, to the nanosecond
     module = tmp_path / "entry.py"
     module.write_text(source)
     status, out, err = run(capsys, "dump", "--fluentd", "--type", f"{module}:Record", str(FLUENTD))
     assert (status, err) == (0, "")
     rows = [json.loads(line) for line in out.splitlines()]
     assert [r["f1"] for r in rows] == [e["record"] for e in EXPECTED["fluentd"]]
-    assert [moment(r["f0"]) for r in rows] == [moment(e["time"]) for e in EXPECTED["fluentd"]]
+    assert [r["f0"] for r in rows] == [e["time"] for e in EXPECTED["fluentd"]]  # every digit
 
 
 def test_schema_renames_keys_that_are_not_identifiers(
@@ -241,14 +248,15 @@ def test_convert_infers_parquet_columns_with_exact_values(
     assert out == f"Wrote {len(EVENTS)} records to {out_path} (parquet)\n"
     table = pq.read_table(out_path)
     schema = table.schema
-    assert schema.field("timestamp").type == pa.timestamp("us", tz="UTC")
+    # Every encoder wrote nanoseconds, which a datetime would round.
+    assert schema.field("timestamp").type == pa.timestamp("ns", tz="UTC")
     assert schema.field("inner").type == pa.struct(
         [pa.field("name", pa.string(), nullable=False), pa.field("level", pa.int64(), False)]
     )
     assert schema.field("tags").type.value_type == pa.string()
     assert pa.types.is_map(schema.field("attrs").type)
     assert schema.field("note").nullable
-    assert table.to_pylist() == [stored(event) for event in EVENTS]
+    assert in_nanoseconds(table).to_pylist() == [stored(event) for event in EVENTS]
 
 
 @pytest.mark.parametrize("path", ARRAY_FIXTURES, ids=lambda p: p.name)
@@ -262,7 +270,7 @@ def test_convert_infers_columns_of_arrays_by_position(
         table = reader.read_all()
     assert table.schema.names == [f"f{i}" for i in range(len(EVENT_FIELDS))]
     inner = EVENT_FIELDS.index("inner")
-    for row, event in zip(table.to_pylist(), EVENTS, strict=True):
+    for row, event in zip(in_nanoseconds(table).to_pylist(), EVENTS, strict=True):
         values = as_array(stored(event))
         values[inner] = dict(zip(("f0", "f1"), values[inner], strict=True))
         assert list(row.values()) == values

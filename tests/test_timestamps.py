@@ -24,6 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from msgpack_reader_py import RecordError, StreamingReader, convert, read_table
+from msgpack_reader_py._analysis.inferred import FIRST_CHECKED, infer_sources, table_type
 from msgpack_reader_py.cli import main
 
 from .encoders import DATA, EVENT_FILES, EXPECTED, Event
@@ -198,7 +199,8 @@ def test_a_struct_and_a_union_of_kinds_hold_timestamps() -> None:
     assert table.column("at").cast(pa.int64()).to_pylist() == [when.to_unix_nano(), None]
 
 
-def test_polars_and_duckdb_keep_the_nanoseconds(tmp_path: Path) -> None:
+@pytest.mark.parametrize("record_type", [Stamped, None], ids=["declared", "inferred"])
+def test_polars_and_duckdb_keep_the_nanoseconds(tmp_path: Path, record_type: Any) -> None:
     import duckdb
     import polars as pl
 
@@ -207,17 +209,17 @@ def test_polars_and_duckdb_keep_the_nanoseconds(tmp_path: Path) -> None:
 
     stamps = [msgpack.Timestamp(1730374586, 108998696 + i) for i in range(3)]  # 1 ns apart
     path = tmp_path / "exact.msgpack"
-    path.write_bytes(b"".join(msgpack.packb([i, t]) for i, t in enumerate(stamps)))
+    path.write_bytes(b"".join(msgpack.packb({"id": i, "at": t}) for i, t in enumerate(stamps)))
     wanted = [t.to_unix_nano() for t in stamps]
-    frame = scan_msgpack(path, Stamped).collect()
+    frame = scan_msgpack(path, record_type).collect()
     assert frame.schema["at"] == pl.Datetime("ns", "UTC")
     assert frame["at"].dt.epoch("ns").to_list() == wanted
     connection = duckdb.connect()
     if not DUCKDB_KEEPS_NANOSECONDS:  # DuckDB 1.x: refused by name, never cut
         with pytest.raises(TypeError, match=LOST):
-            read_msgpack(str(path), Stamped, connection=connection)
+            read_msgpack(str(path), record_type, connection=connection)
         return
-    relation = read_msgpack(str(path), Stamped, connection=connection)
+    relation = read_msgpack(str(path), record_type, connection=connection)
     got = relation.query("stamps", 'SELECT epoch_ns("at") FROM stamps')
     assert got is not None
     assert got.fetchall() == [(n,) for n in wanted]
@@ -241,3 +243,127 @@ def test_a_query_keeps_the_nanoseconds_or_is_refused(
     else:
         assert (status, out) == (2, "")
         assert re.search(LOST, err)
+
+
+# --------------------------------------------------------------------------------------------
+# Inferred types: a timestamp with nanoseconds makes its field a msgpack.Timestamp, wherever it
+# first appears; a type inferred from fewer records refuses it, never rounds it.
+# --------------------------------------------------------------------------------------------
+
+# Where the first timestamp with nanoseconds comes: among the first records inferred from, at
+# the bound of those, and past the records a check gathers before it widens the type.
+FIRST_NANOSECONDS = [0, 1, FIRST_CHECKED - 1, FIRST_CHECKED, FIRST_CHECKED + 1, 350]
+
+
+def microsecond_stamps(count: int, late: int, nanoseconds: int) -> list[dict[str, Any]]:
+    """``count`` records of whole microseconds, but record ``late``, whose timestamp is
+    ``nanoseconds`` past its second, at any depth (a nested record's, a list's)."""
+    records = []
+    for index in range(count):
+        fraction = nanoseconds if index == late else 1000 * index
+        stamp = msgpack.Timestamp(1_700_000_000 + index, fraction)
+        records.append({"id": index, "at": stamp, "inner": {"stamps": [stamp]}})
+    return records
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    late=st.sampled_from(FIRST_NANOSECONDS),
+    nanoseconds=st.integers(0, 999_999_999).filter(lambda n: n % 1000 != 0),
+)
+def test_an_inferred_type_keeps_a_timestamps_nanoseconds_wherever_they_first_appear(
+    late: int, nanoseconds: int
+) -> None:
+    records = microsecond_stamps(max(FIRST_NANOSECONDS) + 2, late, nanoseconds)
+    data = b"".join(msgpack.packb(r) for r in records)
+    out = io.BytesIO()
+    convert(data, out, "csv", record_type=None)  # no type: inferred
+    rows = list(csv.DictReader(io.StringIO(out.getvalue().decode())))
+    assert [row["at"] for row in rows] == [rfc3339(r["at"]) for r in records]
+    assert [json.loads(row["inner"])["stamps"] for row in rows] == [
+        [rfc3339(r["at"])] for r in records
+    ]
+    table = read_table(data, files_type_of(data))
+    assert table.schema.field("at").type == pa.timestamp("ns", tz="UTC")
+    assert table.column("at").cast(pa.int64()).to_pylist() == [
+        r["at"].to_unix_nano() for r in records
+    ]
+
+
+def test_a_type_inferred_from_the_first_records_refuses_a_later_nanosecond(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Inferred from the first 10 records, whole microseconds, a datetime: the 11th, with
+    nanoseconds, is refused by name after the 10 before it, never rounded."""
+    path = tmp_path / "late.msgpack"
+    records = microsecond_stamps(12, 10, 1)
+    path.write_bytes(b"".join(msgpack.packb(r) for r in records))
+    argv = ["convert", str(path), "--infer-from", "10", "--to", "csv", "-o", "-"]
+    status = main(argv)
+    out, err = capsys.readouterr()
+    assert status == 1
+    assert len(out.splitlines()) == 1 + 10  # the header, the records before it
+    offset = len(b"".join(msgpack.packb(r) for r in records[:10]))
+    assert err == (
+        f"error: {path}: record 10 at byte {offset}: field `at` expected datetime, got timestamp "
+        "2023-11-14T22:13:30.000000001Z, whose nanoseconds a datetime would round; the record "
+        "type was inferred from the first 10 records, and does not hold this one: "
+        "--infer-from all infers it from every record\n"
+    )
+    # At any depth: a nested list's timestamp, the record's own whole microseconds.
+    nested = [*records[:10], {**records[10], "at": records[9]["at"]}]
+    data = b"".join(msgpack.packb(r) for r in nested)
+    read: list[Any] = []
+    with pytest.raises(
+        RecordError, match=r"record 10 .*field `inner\.stamps\[0\]` expected datetime"
+    ):
+        read.extend(StreamingReader(data, files_type_of(data, 10)))
+    assert len(read) == 10
+
+
+def test_fluentd_event_times_keep_their_nanoseconds_in_an_inferred_type(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Go's Fluentd EventTime (extension 0) carries nanoseconds: read with --fluentd, the
+    inferred field is a msgpack.Timestamp, and every output writes all nine digits."""
+    path = DATA / "go_fluentd.msgpack"
+    status = main(["convert", "--fluentd", str(path), "--to", "csv", "-o", "-"])
+    out, err = capsys.readouterr()
+    assert (status, err) == (0, "")
+    times = [row["f0"] for row in csv.DictReader(io.StringIO(out))]
+    assert times == [e["time"] for e in EXPECTED["fluentd"]]
+
+
+def rfc3339(stamp: msgpack.Timestamp) -> str:
+    seconds, nanoseconds = divmod(stamp.to_unix_nano(), 10**9)
+    return f"{EPOCH + dt.timedelta(seconds=seconds):%Y-%m-%dT%H:%M:%S}.{nanoseconds:09d}Z"
+
+
+def files_type_of(data: bytes, infer_from: int | None = None) -> Any:
+    """The record type ``convert`` infers for ``data``."""
+    inferred = infer_sources([data], infer_from)[1]
+    return table_type(inferred)
+
+
+def test_a_timestamp_past_a_datetimes_years_makes_its_field_a_timestamp(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A timestamp a datetime cannot hold (past the year 9999) among later records: the
+    check once refused it, and the same type inferred again refused it again, without end.
+    Its field is a msgpack.Timestamp: JSON Lines writes it as the extension it is, and an Arrow
+    column of nanoseconds refuses it by name."""
+    far = msgpack.Timestamp(2**40, 5000)
+    records = [{"id": i, "at": msgpack.Timestamp(i, 0) if i < 150 else far} for i in range(152)]
+    path = tmp_path / "far.msgpack"
+    path.write_bytes(b"".join(msgpack.packb(r) for r in records))
+    status = main(["dump", str(path), "--format", "csv"])
+    out, err = capsys.readouterr()
+    assert (status, err) == (0, "")
+    cells = [row["at"] for row in csv.DictReader(io.StringIO(out))]
+    assert cells[:2] == ["1970-01-01T00:00:00.000000000Z", "1970-01-01T00:00:01.000000000Z"]
+    assert json.loads(cells[150]) == {"ext": -1, "base64": "AAATiAAAAQAAAAAA"}
+    status = main(["convert", str(path), "--to", "parquet", "-o", str(tmp_path / "far.parquet")])
+    _, err = capsys.readouterr()
+    assert status == 1
+    assert "record 150 at byte" in err
+    assert "field `at`: Timestamp of 1099511627776000005000 ns from the epoch" in err

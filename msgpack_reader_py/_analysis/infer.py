@@ -27,8 +27,12 @@ The rules:
   a table a column of their JSON text (no integer column holds both). Checked, an ``int``
   refuses an int over int64's most, and a ``float`` (which msgspec reads an int as) an int
   past 2**53, so that a later one widens the type, never read with digits lost;
-- the timestamp extension is a ``datetime``; values of types that do not mix (a ``str`` and an
-  ``int``), and extension types, are ``Any``; a field that was only ever ``None`` is ``None``.
+- the timestamp extension is a ``datetime`` where every timestamp seen held whole
+  microseconds, and a ``msgpack.Timestamp`` where one held nanoseconds, which a ``datetime``
+  would round (or lay outside its years, 1 to 9999). Checked, a ``datetime`` refuses a
+  timestamp with nanoseconds, so that a later one widens it, never read rounded;
+- values of types that do not mix (a ``str`` and an ``int``), and extension types, are
+  ``Any``; a field that was only ever ``None`` is ``None``.
 
 Every class refuses what its records never showed: a dataclass sets
 ``__forbid_unknown_keys__ = True``, a Struct ``forbid_unknown_fields=True``, so a record with a
@@ -87,7 +91,7 @@ _ANNOTATIONS = {
     "float": "float",
     "str": "str",
     "bytes": "bytes",
-    "timestamp": "datetime.datetime",
+    "timestamp": "<datetime>",
 }
 
 
@@ -164,6 +168,7 @@ class Inferred:
         note: str = "",
         checked: bool = False,
         columns: bool = False,
+        every: bool = False,
     ) -> str:
         """Python source defining ``Record`` (and its nested records, before it) as
         dataclasses, or as ``msgspec.Struct``s with ``form="struct"``; for records of several
@@ -175,6 +180,8 @@ class Inferred:
         (for ``columns``, the top ones only: a table takes nested records as maps).
         ``columns`` types each field as a table can hold it: a list never seen with an element
         is ``list[None]`` (``list[Any]`` else), a field two kinds type differently ``Any``.
+        ``every`` says the types were checked against every record already: a checked
+        ``datetime`` then refuses no timestamp again (the check is made in Python).
         """
         header = (
             f'"""Record types inferred by msgpack-reader{note}.\n\n'
@@ -186,13 +193,22 @@ class Inferred:
         # array_like Struct gives: only the records themselves are read as arrays natively.
         tops = set(self._kinds or ["Record"])
         classes = [
-            _class_source(cls, form, checked=checked, columns=columns, nested=cls.name not in tops)
+            _class_source(
+                cls,
+                form,
+                checked=checked,
+                columns=columns,
+                every=every,
+                nested=cls.name not in tops,
+            )
             for cls in self._classes
         ]
         if self._kinds is not None:
             classes.append(f"Record = {' | '.join(self._kinds)}")
         fields = [f for cls in self._classes for f in cls.fields]
-        annotations = [_annotation(f, checked=checked, columns=columns) for f in fields]
+        annotations = [
+            _annotation(f, checked=checked, columns=columns, every=every) for f in fields
+        ]
         # Only what the classes use: the file passes a linter as it is.
         imports = []
         if any("datetime.datetime" in a for a in annotations):
@@ -214,24 +230,31 @@ class Inferred:
             typing_names.append("Literal")
         if typing_names:
             imports.append(f"from typing import {', '.join(typing_names)}")
-        ours = (
-            "\nfrom msgpack_reader_py import UInt64"
-            if any("UInt64" in a for a in annotations)
-            else ""
-        )
+        third = []
+        if any("msgpack.Timestamp" in a for a in annotations):
+            third.append("import msgpack")
         if len(as_dataclasses) < len(self._classes) or any("msgspec." in a for a in annotations):
-            imports.append("\nimport msgspec" + ours)
-        elif ours:
-            imports.append(ours)
+            third.append("import msgspec")
+        if any("UInt64" in a for a in annotations):
+            third.append("from msgpack_reader_py import UInt64")
+        if any("WHOLE_MICROSECONDS" in a for a in annotations):
+            third.append("from msgpack_reader_py._types.extensions import WHOLE_MICROSECONDS")
+        if third:
+            imports.append("\n" + "\n".join(third))
         parts = [header + "\n".join(imports).lstrip("\n"), *classes]
         return "\n\n\n".join(parts) + "\n"
 
     def record_type(
-        self, form: Form = "dataclass", *, checked: bool = False, columns: bool = False
+        self,
+        form: Form = "dataclass",
+        *,
+        checked: bool = False,
+        columns: bool = False,
+        every: bool = False,
     ) -> Any:
         """The ``Record`` of :meth:`source` (a class, or a union of the kinds' classes), made
         by running that source."""
-        return _defined(self.source(form, checked=checked, columns=columns))
+        return _defined(self.source(form, checked=checked, columns=columns, every=every))
 
 
 @functools.lru_cache(maxsize=32)
@@ -245,29 +268,34 @@ def _defined(source: str) -> Any:
     return module.Record
 
 
-def _annotation(spec: _Field, *, checked: bool, columns: bool) -> str:
+def _annotation(spec: _Field, *, checked: bool, columns: bool, every: bool = False) -> str:
     """A field's annotation as written: a table's column type where it differs (``columns``);
     a list never seen with an element is of ``None`` in a table and where ``checked`` (an
     element then fails the check, and is seen), of ``Any`` otherwise."""
     if columns and spec.columns:
         return spec.columns
-    return _written(spec.annotation, checked=checked, columns=columns)
+    return _written(spec.annotation, checked=checked, columns=columns, every=every)
 
 
-def _written(annotation: str, *, checked: bool, columns: bool) -> str:
+def _written(annotation: str, *, checked: bool, columns: bool, every: bool = False) -> str:
     """An annotation as :meth:`Inferred.source` writes it, each stand-in replaced: ints an
     ``int64`` column holds are ``int``, bounded where ``checked`` (a larger int then fails
     the check, and is seen); ints no one integer column holds ``int``, in a table ``Any``
-    (a column of their JSON text); floats ``float``, where ``checked`` :data:`_EXACT`."""
+    (a column of their JSON text); floats ``float``, where ``checked`` :data:`_EXACT`;
+    timestamps ``datetime.datetime``, where ``checked`` (and not against ``every`` record
+    already) :data:`_WHOLE`."""
     return (
         annotation.replace(_NEVER_SEEN, "None" if checked or columns else "Any")
         .replace(_INT64, _BOUNDED if checked else "int")
         .replace(_WIDE_INT, "Any" if columns else "int")
         .replace(_FLOAT, _EXACT if checked else "float")
+        .replace(_DATETIME, _WHOLE if checked and not every else "datetime.datetime")
     )
 
 
-def _class_source(cls: _Class, form: Form, *, checked: bool, columns: bool, nested: bool) -> str:
+def _class_source(
+    cls: _Class, form: Form, *, checked: bool, columns: bool, every: bool, nested: bool
+) -> str:
     options = []
     form = _class_form(cls, form)
     if form == "struct" and cls.tag is not None:
@@ -294,7 +322,7 @@ def _class_source(cls: _Class, form: Form, *, checked: bool, columns: bool, nest
     else:
         lines = [f"class {cls.name}({', '.join(['msgspec.Struct', *options])}):", shape]
     for f in cls.fields:
-        annotation = _annotation(f, checked=checked, columns=columns)
+        annotation = _annotation(f, checked=checked, columns=columns, every=every)
         if f.optional and not annotation.endswith("| None") and annotation not in ("None", "Any"):
             annotation += " | None"
         line = f"    {f.name}: {annotation}"
@@ -414,6 +442,15 @@ _FLOAT = "<float>"
 """Stands for ``float``: msgspec reads an int as a float there, and one past 2**53 would
 lose digits without a word, so a checked ``float`` is :data:`_EXACT`."""
 
+_DATETIME = _ANNOTATIONS["timestamp"]
+"""Stands for ``datetime.datetime``, where no timestamp seen held nanoseconds (those of one that
+did are ``msgpack.Timestamp``): checked, :data:`_WHOLE`."""
+
+_WHOLE = "Annotated[datetime.datetime, WHOLE_MICROSECONDS]"
+"""A checked ``datetime``: a timestamp with nanoseconds misfits, where msgspec would round it,
+so that the field widens to ``msgpack.Timestamp``. Made in Python, not in C, so a table's type
+checks it only where the types were not checked against every record already."""
+
 _EXACT = f"Annotated[int, msgspec.Meta(ge={-FLOAT_EXACT}, le={FLOAT_EXACT})] | float"
 """A checked ``float``: an int a float holds exactly is read as the int it is (a float64
 column holds it), and a larger one misfits, so that the field widens to ``int | float``,
@@ -512,6 +549,8 @@ class _Builder:
             return _INT64
         if kind == "float":
             return _FLOAT
+        if kind == "timestamp" and seen.exact:
+            return "msgpack.Timestamp"
         if kind in _ANNOTATIONS:
             return _ANNOTATIONS[kind]
         if kind == "map":

@@ -23,6 +23,10 @@ SCALARS = {
 }
 """The kind of each scalar a record holds, by its Python type."""
 
+DATETIME_NANOSECONDS = (-62_135_596_800 * 10**9, 253_402_300_800 * 10**9 - 1000)
+"""The first and last instants a ``datetime`` holds (years 1 to 9999), in nanoseconds since the
+epoch."""
+
 
 class Seen:
     """What was seen at one place of the records: the kinds of value, and inside them."""
@@ -40,6 +44,9 @@ class Seen:
         # Whether an int was below 0, or over int64's most: which one column holds the ints.
         self.negative = False
         self.unsigned = False
+        # Whether a timestamp was one a datetime cannot hold: with nanoseconds it would round,
+        # or outside its years.
+        self.exact = False
 
     def add(self, value: Any) -> None:
         kind = SCALARS.get(type(value))
@@ -50,6 +57,11 @@ class Seen:
                     self.negative = True
                 elif value > INT64_MAX:
                     self.unsigned = True
+            elif kind == "timestamp" and not self.exact:
+                nanoseconds = value.to_unix_nano()
+                self.exact = bool(nanoseconds % 1000) or not (
+                    DATETIME_NANOSECONDS[0] <= nanoseconds <= DATETIME_NANOSECONDS[1]
+                )
         elif isinstance(value, (list, tuple)):
             self._array(value)
         elif isinstance(value, dict):
@@ -92,6 +104,7 @@ def merge(into: Seen, other: Seen) -> None:
     into.kinds |= other.kinds
     into.negative |= other.negative
     into.unsigned |= other.unsigned
+    into.exact |= other.exact
     for attribute in ("items", "keys", "values"):
         theirs = getattr(other, attribute)
         if theirs is not None:

@@ -1,7 +1,9 @@
 """The converters of fields that msgspec decodes as an extension, ``msgspec.msgpack.Ext``, for
-the reader to make their values: a ``datetime`` with an ``ext_hook`` (:func:`hooked_datetime`)
-and a ``msgpack.Timestamp`` (:func:`exact_timestamp`). Each refuses what is not its value with
-a :class:`~.messages.RecordFailure`, which names the record and the field."""
+the reader to make their values: a ``datetime`` with an ``ext_hook`` (:func:`hooked_datetime`),
+a ``msgpack.Timestamp`` (:func:`exact_timestamp`), and an inferred ``datetime`` that refuses a
+timestamp it would round (:data:`WHOLE_MICROSECONDS`, :func:`whole_microseconds`). Each
+refuses what is not its value with a :class:`~.messages.RecordFailure`, which names the record
+and the field."""
 
 from __future__ import annotations
 
@@ -13,26 +15,27 @@ import msgpack
 from msgspec.msgpack import Ext
 
 from .._base.errors import describe
-from .._base.ext import TIMESTAMP_CODE, ExtHook
+from .._base.ext import EPOCH, TIMESTAMP_CODE, ExtHook, rfc3339
 from .messages import RecordFailure
 
-__all__ = ["exact_timestamp", "hooked_datetime"]
+__all__ = [
+    "WHOLE_MICROSECONDS",
+    "exact_timestamp",
+    "hooked_datetime",
+    "hooked_timestamp",
+    "whole_microseconds",
+]
 
 
 def hooked_datetime(hook: ExtHook) -> Callable[[Any], Any]:
     """A ``datetime`` field decoded as the timestamp or an extension: ``hook`` makes the
     datetime of an extension (Fluentd's EventTime)."""
-    name = getattr(hook, "__qualname__", "ext_hook")
+    name = _name(hook)
 
     def convert(value: Any) -> Any:
         if type(value) is not Ext:
             return value
-        try:
-            made = hook(value.code, bytes(value.data))
-        except Exception as exc:
-            raise RecordFailure(
-                f"{name} refused extension type {value.code}: {type(exc).__name__}: {exc}"
-            ) from exc
+        made = _hooked(hook, name, value)
         if isinstance(made, datetime.datetime):
             return made
         raise RecordFailure(f"expected datetime, got {describe(made)}")
@@ -40,12 +43,31 @@ def hooked_datetime(hook: ExtHook) -> Callable[[Any], Any]:
     return convert
 
 
-def exact_timestamp(value: Ext) -> msgpack.Timestamp:
-    """A ``msgpack.Timestamp`` field's value: the timestamp extension (-1) read whole, to the
-    nanosecond (msgspec reads it as a ``datetime``, rounded to the microsecond); any other
-    extension type, or a timestamp of a length the format does not have, is refused."""
-    if value.code != TIMESTAMP_CODE:
-        raise RecordFailure(f"expected Timestamp, got extension type {value.code}")
+def hooked_timestamp(
+    hook: ExtHook | None, expected: str = "Timestamp"
+) -> Callable[[Ext], msgpack.Timestamp]:
+    """A ``msgpack.Timestamp`` field's converter: the timestamp extension (-1) read whole, to
+    the nanosecond (msgspec reads it as a ``datetime``, rounded to the microsecond); where
+    ``hook`` has an exact face (:func:`~msgpack_reader_py.fluentd_event_time`'s), the
+    timestamp that makes of another extension (Fluentd's EventTime, to the nanosecond). Any
+    other extension type, or a timestamp of a length the format does not have, is refused
+    (``expected`` names what the field wants)."""
+    exact: ExtHook | None = getattr(hook, "exact", None)
+    name = _name(hook)
+
+    def convert(value: Ext) -> msgpack.Timestamp:
+        if value.code == TIMESTAMP_CODE:
+            return _timestamp(value, expected)
+        if exact is not None:
+            made = _hooked(exact, name, value)
+            if isinstance(made, msgpack.Timestamp):
+                return made
+        raise RecordFailure(f"expected {expected}, got extension type {value.code}")
+
+    return convert
+
+
+def _timestamp(value: Ext, expected: str) -> msgpack.Timestamp:
     data = bytes(value.data)  # the object itself where it is bytes, as msgspec gives it
     try:
         if len(data) == _TIMESTAMP64:
@@ -56,8 +78,76 @@ def exact_timestamp(value: Ext) -> msgpack.Timestamp:
         return msgpack.Timestamp.from_bytes(data)
     except ValueError as exc:
         raise RecordFailure(
-            f"expected Timestamp, got a broken timestamp of {len(data)} bytes ({exc})"
+            f"expected {expected}, got a broken timestamp of {len(data)} bytes ({exc})"
         ) from exc
+
+
+def _name(hook: ExtHook | None) -> str:
+    return getattr(hook, "__qualname__", "ext_hook")
+
+
+def _hooked(hook: ExtHook, name: str, value: Ext) -> Any:
+    """What ``hook`` makes of the extension ``value``; what it raises, a failure naming it."""
+    try:
+        return hook(value.code, bytes(value.data))
+    except Exception as exc:
+        raise RecordFailure(
+            f"{name} refused extension type {value.code}: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+exact_timestamp = hooked_timestamp(None)
+"""A ``msgpack.Timestamp`` field's converter where no ``ext_hook`` is given."""
+
+
+class _WholeMicroseconds:
+    def __repr__(self) -> str:
+        return "WHOLE_MICROSECONDS"
+
+
+WHOLE_MICROSECONDS = _WholeMicroseconds()
+"""``Annotated[datetime.datetime, WHOLE_MICROSECONDS]``: a ``datetime`` field that refuses a
+timestamp whose nanoseconds it would round (:func:`whole_microseconds`), where msgspec rounds
+them without a word. Inferred types are checked with it: a timestamp with nanoseconds makes
+its field a ``msgpack.Timestamp``, never a rounded ``datetime``."""
+
+
+def whole_microseconds(hook: ExtHook | None) -> Callable[[Ext], datetime.datetime]:
+    """The converter of a ``WHOLE_MICROSECONDS`` datetime: the timestamp extension read whole
+    (or, with ``hook``, what it makes of another extension: exact where it has an exact face,
+    Fluentd's EventTime) and made the ``datetime`` msgspec makes of it, where its nanoseconds
+    are whole microseconds; refused where they are not."""
+    exact = hooked_timestamp(hook, "datetime")
+    other = None if hook is None or hasattr(hook, "exact") else hooked_datetime(hook)
+
+    def convert(value: Ext) -> datetime.datetime:
+        data = bytes(value.data)  # the object itself where it is bytes, as msgspec gives it
+        if value.code == TIMESTAMP_CODE and len(data) == _TIMESTAMP64:
+            # What encoders write to the year 2514: read here at a third of the cost of
+            # making a Timestamp and its datetime (this runs for every record checked).
+            packed = int.from_bytes(data, "big")
+            microseconds, rest = divmod(packed >> 34, 1000)
+            if not rest and microseconds < 1_000_000:
+                seconds = packed & _SECONDS64
+                return EPOCH + datetime.timedelta(seconds=seconds, microseconds=microseconds)
+        if value.code != TIMESTAMP_CODE and other is not None:
+            made: datetime.datetime = other(value)
+            return made
+        stamp = exact(value)
+        text = rfc3339(stamp) or f"{stamp.to_unix_nano()} ns since the epoch"
+        if stamp.to_unix_nano() % 1000:
+            raise RecordFailure(
+                f"expected datetime, got timestamp {text}, whose nanoseconds a datetime would round"
+            )
+        try:
+            return stamp.to_datetime()
+        except (OverflowError, ValueError):
+            raise RecordFailure(
+                f"holds the timestamp {text}, outside datetime's range (years 1 to 9999, to the "
+                "microsecond)"
+            ) from None
+
+    return convert
 
 
 _TIMESTAMP64 = 8

@@ -50,7 +50,13 @@ import msgspec
 from msgspec.msgpack import Ext
 
 from .._base.ext import ExtHook
-from .extensions import exact_timestamp, hooked_datetime
+from .containers import Converter, elements, entries, positions, union_converter
+from .extensions import (
+    WHOLE_MICROSECONDS,
+    hooked_datetime,
+    hooked_timestamp,
+    whole_microseconds,
+)
 from .messages import UNKNOWN, HookFailure, RecordFailure, as_failure, guarded_hook, phrase
 from .record_type import (
     ABSENT,
@@ -80,8 +86,6 @@ __all__ = [
     "trailing_optional",
 ]
 
-
-Converter = Callable[[Any], Any]
 
 _FACTORY: Any = type("DefaultFactory", (), {"__repr__": lambda self: "<default factory>"})()
 
@@ -147,10 +151,12 @@ class Compiler:
         if annotation is datetime.datetime and self.ext_hook is not None:
             return typing.Union[datetime.datetime, Ext], hooked_datetime(self.ext_hook)  # noqa: UP007
         if annotation is msgpack.Timestamp:
-            return Ext, exact_timestamp
+            return Ext, hooked_timestamp(self.ext_hook)
         origin = typing.get_origin(annotation)
         args = typing.get_args(annotation)
         if origin is typing.Annotated:
+            if WHOLE_MICROSECONDS in args[1:] and args[0] is datetime.datetime:
+                return Ext, whole_microseconds(self.ext_hook)
             inner, convert = self.wire(args[0])
             # Subscripted through operator: Python 3.10's grammar has no `X[a, *rest]`.
             return operator.getitem(typing.Annotated, (inner, *args[1:])), convert
@@ -161,7 +167,7 @@ class Compiler:
             if all(c is None for _, c in members):
                 return annotation, None
             wire_members = tuple(m for m, _ in members)
-            return typing.Union[wire_members], _union_converter(members)  # noqa: UP007
+            return typing.Union[wire_members], union_converter(members)  # noqa: UP007
         if origin in (list, tuple, dict) and args:
             if origin is tuple and Ellipsis not in args:
                 parts = [self.wire(a) for a in args]
@@ -169,22 +175,20 @@ class Compiler:
                     return annotation, None
                 converters = [c or identity for _, c in parts]
                 wire_args = tuple(p for p, _ in parts)
-                return tuple[wire_args], lambda v: tuple(  # type: ignore[valid-type]
-                    c(x) for c, x in zip(converters, v, strict=True)
-                )
+                return tuple[wire_args], positions(converters)  # type: ignore[valid-type]
             if origin is dict:
                 key, key_convert = self.wire(args[0])
                 value, value_convert = self.wire(args[1])
                 if key_convert is None and value_convert is None:
                     return annotation, None
                 kc, vc = key_convert or identity, value_convert or identity
-                return dict[key, value], lambda d: {kc(k): vc(v) for k, v in d.items()}  # type: ignore[valid-type]
+                return dict[key, value], entries(kc, vc)  # type: ignore[valid-type]
             element, convert = self.wire(args[0])
             if convert is None:
                 return annotation, None
             if origin is list:
-                return list[element], lambda v: [convert(x) for x in v]  # type: ignore[valid-type]
-            return tuple[element, ...], lambda v: tuple(convert(x) for x in v)  # type: ignore[valid-type]
+                return list[element], elements(convert, list)  # type: ignore[valid-type]
+            return tuple[element, ...], elements(convert, tuple)  # type: ignore[valid-type]
         if (
             annotation is not Any
             and origin is None  # a generic alias passes for a type on Python 3.10
@@ -595,35 +599,6 @@ def _dataclass_field(spec: FieldSpec, wire_type: Any) -> tuple[Any, ...]:
     if spec.default is not msgspec.NODEFAULT:
         return (spec.wire_name, wire_type, dataclasses.field(default=spec.default))
     return (spec.wire_name, wire_type)
-
-
-def _union_converter(members: list[tuple[Any, Converter | None]]) -> Converter:
-    """Convert a value decoded for a union by the member it was decoded as: its type tells
-    (a record's wire forms, ``list``, ``dict``, ``tuple``, an extension for a ``datetime``)."""
-    by_type: dict[Any, Converter] = {}
-    for wire_type, member_convert in members:
-        if member_convert is None:
-            continue
-        for decoded in _decoded_types(wire_type):
-            by_type[decoded] = member_convert
-
-    def convert(value: Any) -> Any:
-        member_convert = by_type.get(type(value))
-        return value if member_convert is None else member_convert(value)
-
-    return convert
-
-
-def _decoded_types(wire_type: Any) -> set[Any]:
-    """The Python types msgspec gives for values of ``wire_type``."""
-    origin = typing.get_origin(wire_type)
-    if origin is typing.Union or origin is types.UnionType:
-        return set().union(*map(_decoded_types, typing.get_args(wire_type)))
-    if origin is typing.Annotated:
-        return _decoded_types(typing.get_args(wire_type)[0])
-    if origin in (list, tuple, dict):
-        return {origin}
-    return {wire_type} if isinstance(wire_type, type) else set()
 
 
 def _or_made(convert: Converter, factory: Callable[[], Any]) -> Converter:
