@@ -414,9 +414,12 @@ class ZstdFrom:
                 bounded = _Bounded(self._raw, frame.end - frame.start)
                 self._frame = self._dctx.stream_reader(bounded, read_across_frames=False)
                 return True
-            # A small frame at once: a reader of its own costs more than its bytes.
+            # A small frame at once: a reader of its own costs more than its bytes. Not by
+            # decompress(), which gives a frame that declares no bytes as empty without
+            # decoding it, where the file's sequential reader finds it corrupt.
             data = self._raw.read(frame.end - frame.start)
-            self._frame = io.BytesIO(self._checked(self._dctx.decompress, data))
+            whole = self._dctx.decompressobj().decompress
+            self._frame = io.BytesIO(self._checked(whole, data))
             return True
 
     def _decompressed(self, size: int) -> bytes:
