@@ -367,3 +367,24 @@ def test_a_timestamp_past_a_datetimes_years_makes_its_field_a_timestamp(
     assert status == 1
     assert "record 150 at byte" in err
     assert "field `at`: Timestamp of 1099511627776000005000 ns from the epoch" in err
+
+
+def test_a_query_of_nanoseconds_keeps_every_other_column_as_it_is(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Through DuckDB 2.0 a bool comes back as Arrow's ``bool8`` extension; beside a column of
+    nanoseconds (given to JSON Lines and CSV as its int64s) it once came back as 0 and 1."""
+    path = tmp_path / "flags.msgpack"
+    records = [{"id": i, "ok": i == 1, "at": msgpack.Timestamp(i, 1)} for i in range(2)]
+    path.write_bytes(b"".join(msgpack.packb(r) for r in records))
+    status = main(["dump", str(path), "--where", "id >= 0", "--format", "jsonl"])
+    out, err = capsys.readouterr()
+    if not DUCKDB_KEEPS_NANOSECONDS:
+        assert status == 2
+        assert re.search(r"field `at` holds timestamps to the nanosecond", err)
+        return
+    assert (status, err) == (0, "")
+    assert [json.loads(line) for line in out.splitlines()] == [
+        {"id": 0, "ok": False, "at": "1970-01-01T00:00:00.000000001Z"},
+        {"id": 1, "ok": True, "at": "1970-01-01T00:00:01.000000001Z"},
+    ]

@@ -206,11 +206,28 @@ def nanoseconds_as_ints(schema: pa.Schema) -> Callable[[pa.RecordBatch], pa.Reco
 
 def holds_nanoseconds(arrow_type: pa.DataType) -> bool:
     """Whether a timestamp of nanoseconds is in ``arrow_type``, at any depth."""
-    return _nanoseconds_as_int64(arrow_type) != leaves_changed(arrow_type, lambda leaf: leaf)
+    return _nanoseconds_as_int64(arrow_type) != arrow_type
 
 
 def _nanoseconds_as_int64(arrow_type: pa.DataType) -> pa.DataType:
-    return leaves_changed(arrow_type, lambda leaf: pa.int64() if is_nanoseconds(leaf) else leaf)
+    """``arrow_type`` with each timestamp of nanoseconds in it int64, and every other type as
+    it is: an extension type too (DuckDB gives a bool as ``arrow.bool8``, whose storage,
+    ``int8``, pyarrow gives back as ints)."""
+    nested: Any = arrow_type
+    if is_nanoseconds(arrow_type):
+        return pa.int64()
+    if pa.types.is_struct(arrow_type):
+        return pa.struct([_int64_field(nested.field(i)) for i in range(nested.num_fields)])
+    if pa.types.is_list(arrow_type):
+        return pa.list_(_int64_field(nested.value_field))
+    if pa.types.is_map(arrow_type):
+        item: Any = _int64_field(nested.item_field)
+        return pa.map_(nested.key_type, item)
+    return arrow_type
+
+
+def _int64_field(field: pa.Field[Any]) -> pa.Field[Any]:
+    return field.with_type(_nanoseconds_as_int64(field.type))
 
 
 def is_nanoseconds(arrow_type: pa.DataType) -> bool:
