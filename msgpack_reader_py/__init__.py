@@ -48,11 +48,13 @@ if TYPE_CHECKING:
     from ._split.index import RecordIndex, load_index, write_index
     from ._split.seek import count_records
     from ._types.ints import UInt64
+    from ._types.untyped import AnyValue
 
 __all__ = [
     "DEFAULT_MAX_RECORD_SIZE",
     "ITEM_VALUES",
     "JSON",
+    "AnyValue",
     "AsyncStreamingReader",
     "BatchReader",
     "Conversion",
@@ -122,6 +124,7 @@ _LAZY = {
     "write_index": "._split.index",
     "count_records": "._split.seek",
     "UInt64": "._types.ints",
+    "AnyValue": "._types.untyped",
     "AsyncStreamingReader": "._readers.aio",
     "BatchReader": "._arrow.reader",
     "JSON": "._arrow.json_columns",

@@ -149,11 +149,30 @@ def test_widening_and_nullability() -> None:
     assert "    c: str | None = None\n" in source
 
 
-def test_values_that_do_not_mix_are_any_and_said_so() -> None:
+def test_values_that_do_not_mix_are_any_values_and_said_so() -> None:
     rows = [{"a": 1, "inner": {"b": "x"}}, {"a": "one", "inner": {"b": 2}}]
     schema = infer(rows)
     assert schema.mixed == ["a (int, str)", "inner.b (int, str)"]
-    assert "    a: Any\n" in schema.source()
+    source = schema.source()
+    assert "    a: AnyValue\n" in source
+    assert "\nfrom msgpack_reader_py import AnyValue\n" in source
+    assert "from typing import" not in source  # only what the classes use
+
+
+def test_an_any_value_keeps_a_timestamps_nanoseconds() -> None:
+    """A field of values of no one type holds each as a read with no type gives it: a
+    timestamp to the nanosecond (a field of ``Any`` would hold msgspec's datetime, rounded),
+    at any depth, in records and in their column of JSON text."""
+    stamp = msgpack.Timestamp(1, 5)
+    rows = [{"a": stamp, "b": [stamp, {"c": stamp}]}, {"a": {}, "b": 1}]
+    data = b"".join(map(msgpack.packb, rows))
+    schema = infer(ValueReader(data))
+    assert "    a: AnyValue\n    b: AnyValue\n" in schema.source()
+    for form in ("dataclass", "struct"):
+        read = list(StreamingReader(data, schema.record_type(form)))
+        assert [(r.a, r.b) for r in read] == [(stamp, [stamp, {"c": stamp}]), ({}, 1)]
+    table = read_table(data, schema.record_type(checked=True, columns=True))
+    assert table.column("a").to_pylist() == ['"1970-01-01T00:00:01.000000005Z"', "{}"]
 
 
 def test_arrays_give_positional_fields_and_short_arrays_optional_ones() -> None:
@@ -326,12 +345,12 @@ def test_a_field_two_kinds_type_differently_is_any_in_columns_only() -> None:
     schema = infer(records)
     assert schema.conflicts == ["value (int in A, str in B)"]
     assert "    value: int\n" in schema.source()
-    assert "    value: Any\n" in schema.source(columns=True)
+    assert "    value: AnyValue\n" in schema.source(columns=True)
 
 
-def test_a_list_only_ever_empty_is_of_any_and_of_none_in_columns() -> None:
+def test_a_list_only_ever_empty_is_of_any_value_and_of_none_in_columns() -> None:
     schema = infer([{"tags": []}, {"tags": []}])
-    assert "    tags: list[Any]\n" in schema.source()
+    assert "    tags: list[AnyValue]\n" in schema.source()
     assert "    tags: list[None]\n" in schema.source(columns=True)
 
 
@@ -378,7 +397,7 @@ def test_the_other_shape_after_the_first_records_widens_the_type() -> None:
     data = b"".join(map(msgpack.packb, records))
     schema = infer_sources([data])[1]
     assert schema.checked == FIRST_CHECKED + 1  # every record, the one of another shape too
-    assert "    e: list[Any] | None = None\n" in schema.source()
+    assert "    e: list[AnyValue] | None = None\n" in schema.source()
     read = list(StreamingReader(data, schema.record_type()))
     assert [r.e for r in read if r.e is not None] == [[{"a": False}], [[False]]]
 

@@ -50,15 +50,15 @@ from .helpers import error_line, examples
 KEYS = ["a", "b", "c", "d", "e"]  # identifiers: a field is named as its key
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
-# Timestamps to the microsecond, to the year 2514 the 8-byte form reaches. One with
-# nanoseconds makes its field a msgpack.Timestamp (test_timestamps.py), but a field of values
-# of no one type (Any, a column of JSON text) holds a timestamp as msgspec reads it, a
-# datetime, its nanoseconds rounded: the one place they are, said in docs/cli/index.md.
+# Timestamps to the microsecond, which a datetime holds, to the year 2514 the 8-byte form
+# reaches; and to the nanosecond, which make their field a msgpack.Timestamp (an AnyValue
+# among values of other types), in the years an Arrow column of nanoseconds holds (past them,
+# Arrow refuses one, loudly).
 TIMESTAMPS = st.builds(
     lambda seconds, micros: msgpack.Timestamp(seconds, micros * 1000),
     st.integers(0, 2**34 - 1),
     st.integers(0, 999_999),
-)
+) | st.builds(msgpack.Timestamp, st.integers(0, 2**33 - 1), st.integers(0, 999_999_999))
 SCALARS = st.one_of(
     st.integers(-(2**63), 2**63 - 1),
     st.integers(2**63, 2**64 - 1),  # over int64: Arrow refuses it, loudly

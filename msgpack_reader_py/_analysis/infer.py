@@ -32,7 +32,8 @@ The rules:
   would round (or lay outside its years, 1 to 9999). Checked, a ``datetime`` refuses a
   timestamp with nanoseconds, so that a later one widens it, never read rounded;
 - values of types that do not mix (a ``str`` and an ``int``), and extension types, are
-  ``Any``; a field that was only ever ``None`` is ``None``.
+  :data:`~msgpack_reader_py.AnyValue` (each value as a read with no type gives it, a
+  timestamp to the nanosecond); a field that was only ever ``None`` is ``None``.
 
 Every class refuses what its records never showed: a dataclass sets
 ``__forbid_unknown_keys__ = True``, a Struct ``forbid_unknown_fields=True``, so a record with a
@@ -133,7 +134,7 @@ class Inferred:
         self.records = records
         """How many records it was inferred from."""
         self.mixed = mixed
-        """The fields typed ``Any`` because their values' types do not mix, each as
+        """The fields typed ``AnyValue`` because their values' types do not mix, each as
         ``path (what was seen)``, e.g. ``"inner.code (int, str)"``."""
         self.checked: int | None = None
         """How many records the types were checked against, all fitting (see
@@ -147,7 +148,8 @@ class Inferred:
         reading the sources raises it in its turn, after the records before it."""
         self.conflicts = conflicts or []
         """Fields that kinds type differently, ``"value (int in Click, str in Key)"``: in a
-        table of every kind (:meth:`record_type` with ``columns``) such a column is ``Any``."""
+        table of every kind (:meth:`record_type` with ``columns``) such a column is
+        ``AnyValue``."""
 
     @property
     def kinds(self) -> list[str] | None:
@@ -235,8 +237,9 @@ class Inferred:
             third.append("import msgpack")
         if len(as_dataclasses) < len(self._classes) or any("msgspec." in a for a in annotations):
             third.append("import msgspec")
-        if any("UInt64" in a for a in annotations):
-            third.append("from msgpack_reader_py import UInt64")
+        ours = [name for name in ("AnyValue", "UInt64") if any(name in a for a in annotations)]
+        if ours:
+            third.append(f"from msgpack_reader_py import {', '.join(ours)}")
         if any("WHOLE_MICROSECONDS" in a for a in annotations):
             third.append("from msgpack_reader_py._types.extensions import WHOLE_MICROSECONDS")
         if third:
@@ -271,7 +274,7 @@ def _defined(source: str) -> Any:
 def _annotation(spec: _Field, *, checked: bool, columns: bool, every: bool = False) -> str:
     """A field's annotation as written: a table's column type where it differs (``columns``);
     a list never seen with an element is of ``None`` in a table and where ``checked`` (an
-    element then fails the check, and is seen), of ``Any`` otherwise."""
+    element then fails the check, and is seen), of ``AnyValue`` otherwise."""
     if columns and spec.columns:
         return spec.columns
     return _written(spec.annotation, checked=checked, columns=columns, every=every)
@@ -285,7 +288,7 @@ def _written(annotation: str, *, checked: bool, columns: bool, every: bool = Fal
     timestamps ``datetime.datetime``, where ``checked`` (and not against ``every`` record
     already) :data:`_WHOLE`."""
     return (
-        annotation.replace(_NEVER_SEEN, "None" if checked or columns else "Any")
+        annotation.replace(_NEVER_SEEN, "None" if checked or columns else "AnyValue")
         .replace(_INT64, _BOUNDED if checked else "int")
         .replace(_WIDE_INT, "Any" if columns else "int")
         .replace(_FLOAT, _EXACT if checked else "float")
@@ -323,7 +326,7 @@ def _class_source(
         lines = [f"class {cls.name}({', '.join(['msgspec.Struct', *options])}):", shape]
     for f in cls.fields:
         annotation = _annotation(f, checked=checked, columns=columns, every=every)
-        if f.optional and not annotation.endswith("| None") and annotation not in ("None", "Any"):
+        if f.optional and not annotation.endswith("| None") and annotation not in _NULLABLE:
             annotation += " | None"
         line = f"    {f.name}: {annotation}"
         keywords = []
@@ -425,8 +428,12 @@ def _kind_names(kinds: set[str]) -> list[str]:
     return [_KIND_NAMES.get(k, k) for k in kinds]
 
 
+_NULLABLE = ("None", "Any", "AnyValue")
+"""Annotations that hold ``None`` as they are: never written ``X | None``."""
+
 _NEVER_SEEN = "<never seen>"
-"""Stands for the element type of lists only ever seen empty: ``Any``, or ``None`` in a table."""
+"""Stands for the element type of lists only ever seen empty: ``AnyValue``, or ``None`` in a
+table."""
 
 _INT64 = "<int64>"
 """Stands for ``int`` where no int seen was over int64's most (:func:`_written`)."""
@@ -496,7 +503,7 @@ class _Builder:
         return name
 
     def conflicts(self, kinds: list[str]) -> list[str]:
-        """The fields that the classes ``kinds`` type differently, each now ``Any`` in a
+        """The fields that the classes ``kinds`` type differently, each now ``AnyValue`` in a
         table's columns (one column holds one type)."""
         by_name = {cls.name: cls for cls in self.classes}
         annotations: dict[str, dict[str, str]] = {}
@@ -512,7 +519,7 @@ class _Builder:
                 for kind in typed:
                     for spec in by_name[kind].fields:
                         if spec.name == name:
-                            spec.columns = "Any"
+                            spec.columns = "AnyValue"
         return found
 
     def _class_name(self, name: str) -> str:
@@ -529,7 +536,7 @@ class _Builder:
         kinds = seen.kinds - {"null"}
         nullable = "null" in seen.kinds
         text = self._type(name, seen, kinds)
-        if nullable and text not in ("Any", "None"):
+        if nullable and text not in _NULLABLE:
             text += " | None"
         return text
 
@@ -541,7 +548,7 @@ class _Builder:
         if len(kinds) > 1 or kinds == {"other"}:
             found = ", ".join(sorted(_kind_names(kinds)))
             self.mixed.append(f"{'.'.join(self._path)} ({found})")
-            return "Any"
+            return "AnyValue"
         (kind,) = kinds
         if kind == "int" and seen.unsigned:
             return _WIDE_INT if seen.negative else "UInt64"

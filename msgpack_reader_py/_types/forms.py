@@ -69,6 +69,7 @@ from .record_type import (
     type_label,
     wire_form,
 )
+from .untyped import any_value, is_any_value
 
 __all__ = [
     "Compiler",
@@ -157,6 +158,8 @@ class Compiler:
         if origin is typing.Annotated:
             if WHOLE_MICROSECONDS in args[1:] and args[0] is datetime.datetime:
                 return Ext, whole_microseconds(self.ext_hook)
+            if is_any_value(annotation):
+                return msgspec.Raw, any_value(self.ext_hook)
             inner, convert = self.wire(args[0])
             # Subscripted through operator: Python 3.10's grammar has no `X[a, *rest]`.
             return operator.getitem(typing.Annotated, (inner, *args[1:])), convert
