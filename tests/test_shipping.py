@@ -21,12 +21,13 @@ import weakref
 from collections.abc import Iterator
 from typing import Any
 
+import msgpack
 import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from msgpack_reader_py import StreamingReader
+from msgpack_reader_py import AnyValue, StreamingReader
 from msgpack_reader_py._analysis.infer import infer
 from msgpack_reader_py._arrow.reader import read_table
 from msgpack_reader_py._base.errors import ReaderError
@@ -337,6 +338,17 @@ def test_any_struct_arrives_with_its_fields_and_options(
     here = typing.cast(msgspec.inspect.StructType, msgspec.inspect.type_info(made))
     away = typing.cast(msgspec.inspect.StructType, msgspec.inspect.type_info(there))
     assert away.fields == here.fields
+
+
+def test_an_any_value_field_keeps_its_mark_when_sent_by_value() -> None:
+    """A type from a script's __main__ arrives by value: an ``AnyValue`` field there still
+    holds a timestamp to the nanosecond, as here, not the rounded datetime of ``Any``."""
+    made: Any = msgspec.defstruct("Made", [("v", AnyValue)], module="__main__")
+    there = arrived(made)
+    stamp = msgpack.Timestamp(1, 5)
+    data = msgpack.packb({"v": [stamp]})
+    assert [r.v for r in StreamingReader(data, there)] == [[stamp]]
+    assert [r.v for r in StreamingReader(data, made)] == [[stamp]]
 
 
 def test_values_not_shipped_pass_as_they_are() -> None:

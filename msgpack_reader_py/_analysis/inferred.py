@@ -170,7 +170,7 @@ def files_type(files: Sequence[str], infer_from: InferFrom, options: ReadOptions
 def table_type(inferred: Inferred) -> Any:
     """The record type of the inferred records' columns: Structs that refuse unknown keys (a
     record the inference never saw is no record of them), a field whose values do not mix
-    ``Any`` (a column of JSON text, :func:`~msgpack_reader_py.arrow_schema`). Checked against
+    ``AnyValue`` (a column of JSON text, :func:`~msgpack_reader_py.arrow_schema`). Checked against
     every record already, its ``datetime`` fields are read in C, as declared ones are."""
     return inferred.record_type("struct", checked=True, columns=True, every=inferred.every)
 

@@ -1,6 +1,6 @@
 """The converters of fields that msgspec decodes as an extension, ``msgspec.msgpack.Ext``, for
 the reader to make their values: a ``datetime`` with an ``ext_hook`` (:func:`hooked_datetime`),
-a ``msgpack.Timestamp`` (:func:`exact_timestamp`), and an inferred ``datetime`` that refuses a
+a ``msgpack.Timestamp`` (:func:`hooked_timestamp`), and an inferred ``datetime`` that refuses a
 timestamp it would round (:data:`WHOLE_MICROSECONDS`, :func:`whole_microseconds`). Each
 refuses what is not its value with a :class:`~.messages.RecordFailure`, which names the record
 and the field."""
@@ -21,7 +21,6 @@ from .messages import RecordFailure
 
 __all__ = [
     "WHOLE_MICROSECONDS",
-    "exact_timestamp",
     "hooked_datetime",
     "hooked_timestamp",
     "whole_microseconds",
@@ -97,13 +96,12 @@ def _hooked(hook: ExtHook, name: str, value: Ext) -> Any:
         ) from exc
 
 
-exact_timestamp = hooked_timestamp(None)
-"""A ``msgpack.Timestamp`` field's converter where no ``ext_hook`` is given."""
-
-
 class _WholeMicroseconds:
     def __repr__(self) -> str:
         return "WHOLE_MICROSECONDS"
+
+    def __reduce__(self) -> str:
+        return "WHOLE_MICROSECONDS"  # one mark in every process: a type sent by value keeps it
 
 
 WHOLE_MICROSECONDS = _WholeMicroseconds()

@@ -34,6 +34,9 @@ class _Exact:
     def __repr__(self) -> str:
         return "EXACT"
 
+    def __reduce__(self) -> str:
+        return "_EXACT"  # one mark in every process: a type sent by value keeps it
+
 
 _EXACT = _Exact()
 
@@ -47,7 +50,9 @@ type. Each value is decoded in Python (``Any``'s in C)."""
 
 def is_any_value(annotation: Any) -> bool:
     """Whether ``annotation`` is :data:`AnyValue`."""
-    return typing.get_origin(annotation) is Annotated and _EXACT in typing.get_args(annotation)[1:]
+    if typing.get_origin(annotation) is not Annotated:
+        return False
+    return any(isinstance(meta, _Exact) for meta in annotation.__metadata__)
 
 
 def any_value(ext_hook: ExtHook | None) -> Callable[[Any], Any]:
