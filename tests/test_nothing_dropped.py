@@ -395,7 +395,9 @@ def test_every_value_reaches_every_output_or_the_command_fails_loudly(
         capsys, "dump", str(path), "--where", where, "--format", "jsonl", "--allow-nan"
     )
     kept = [r for i, r in enumerate(records) if i % 2 == 0]
-    if status:
+    if status and refused_by_duckdb(err):
+        assert status == 2  # the query cannot be run as asked: before a record is read
+    elif status:
         loud(status, err)
     else:
         lines = json_lines(out_text)
@@ -407,6 +409,9 @@ def test_every_value_reaches_every_output_or_the_command_fails_loudly(
     # The engines, over the inferred type: every value, or the reader's own error.
     for name, rows_of in (("Polars", polars_rows), ("DuckDB", duckdb_rows), ("Dask", dask_rows)):
         rows = outcome(rows_of, path)
+        if isinstance(rows, TypeError):
+            assert refused_by_duckdb(str(rows)), name
+            continue
         if isinstance(rows, Exception):
             # Loud: the reader's error, naming the record (DuckDB wraps it in its own).
             assert re.search(r"record \d+ at byte \d+", str(rows)), name
@@ -417,11 +422,20 @@ def test_every_value_reaches_every_output_or_the_command_fails_loudly(
 def outcome(
     rows_of: Callable[[Path], list[dict[str, Any]]], path: Path
 ) -> list[dict[str, Any]] | Exception:
-    """The rows an engine reads, or the error it raises for data the types do not hold."""
+    """The rows an engine reads, or the error it raises for data the types do not hold (a
+    ``TypeError`` for a type it cannot hold)."""
     try:
         return rows_of(path)
-    except (ReaderError, duckdb.Error) as exc:
+    except (ReaderError, duckdb.Error, TypeError) as exc:
         return exc
+
+
+def refused_by_duckdb(said: str) -> bool:
+    """Whether ``said`` is DuckDB 1.x's refusal of a field of timestamps to the nanosecond,
+    which it would cut to the microsecond (DuckDB 2.0 keeps them)."""
+    refused = "holds timestamps to the nanosecond (msgpack.Timestamp), and DuckDB 1." in said
+    assert not refused or not duckdb.__version__.startswith("2.")
+    return refused
 
 
 def polars_rows(path: Path) -> list[dict[str, Any]]:

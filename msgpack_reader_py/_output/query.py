@@ -55,6 +55,9 @@ class Query:
     schema: pa.Schema = dataclasses.field(init=False)
     _sql: str = dataclasses.field(init=False)
     _connection: Any = dataclasses.field(init=False, repr=False, compare=False)
+    # The columns a batch goes to DuckDB without: those whose nanoseconds it would cut, where
+    # the query neither reads nor writes them.
+    _left_out: tuple[str, ...] = dataclasses.field(init=False, default=())
 
     def __post_init__(self) -> None:
         try:
@@ -73,17 +76,26 @@ class Query:
         connection.execute("SET arrow_lossless_conversion = true")
         object.__setattr__(self, "_sql", sql)
         object.__setattr__(self, "_connection", connection)
-        from .._arrow.duckdb_types import refuse_lost_nanoseconds
+        from .._arrow.duckdb_types import lost_message, lost_nanoseconds
 
-        try:
-            refuse_lost_nanoseconds(connection, self.source_schema)
-        except TypeError as exc:
-            raise QueryError(f"{self._asked()}: {exc}") from None
         empty = pa.Table.from_batches([], schema=self.source_schema)
         try:
             schema = self._run(empty).schema
         except duckdb.Error as exc:
             raise QueryError(self._explained(exc)) from None
+        lost = lost_nanoseconds(connection, self.source_schema)
+        if lost:
+            # Asked of DuckDB itself: the query, run without those columns, gives the same
+            # columns (it writes none of them) and binds (it reads none of them).
+            kept = pa.schema([f for f in self.source_schema if f.name not in lost])
+            try:
+                without = self._run(pa.Table.from_batches([], schema=kept)).schema
+            except duckdb.Error:
+                without = None
+            if without is None or without.names != schema.names:
+                raise QueryError(f"{self._asked()}: {lost_message(lost[0])}")
+            object.__setattr__(self, "_left_out", tuple(lost))
+            schema = without
         object.__setattr__(self, "schema", schema)
 
     def apply(self, batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -100,6 +112,8 @@ class Query:
         self._connection.close()
 
     def _run(self, batch: pa.RecordBatch | pa.Table) -> pa.Table:
+        if self._left_out:
+            batch = batch.drop_columns(list(self._left_out))
         self._connection.register(_TABLE, batch)
         try:
             table: pa.Table = self._connection.sql(self._sql).to_arrow_table()
