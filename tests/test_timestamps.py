@@ -23,8 +23,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from msgpack_reader_py import RecordError, StreamingReader, convert, read_table
+from msgpack_reader_py import RecordError, StreamingReader, convert, fluentd_event_time, read_table
 from msgpack_reader_py._analysis.inferred import FIRST_CHECKED, infer_sources, table_type
+from msgpack_reader_py._types.extensions import WHOLE_MICROSECONDS
 from msgpack_reader_py.cli import main
 
 from .encoders import DATA, EVENT_FILES, EXPECTED, Event
@@ -416,3 +417,76 @@ def test_a_query_of_nanoseconds_keeps_every_other_column_as_it_is(
         {"id": 0, "ok": False, "at": "1970-01-01T00:00:00.000000001Z"},
         {"id": 1, "ok": True, "at": "1970-01-01T00:00:01.000000001Z"},
     ]
+
+
+@dataclasses.dataclass
+class Containers:
+    pair: tuple[int, msgpack.Timestamp]
+    by_name: dict[str, msgpack.Timestamp]
+    many: tuple[msgpack.Timestamp, ...]
+
+
+@pytest.mark.parametrize(("at", "path"), [(0, "pair[1]"), (1, "by_name['b']"), (2, "many[2]")])
+def test_a_value_refused_in_a_container_is_named_by_its_index_or_key(at: int, path: str) -> None:
+    stamp = msgpack.Timestamp(1, 1)
+    wrong = msgpack.ExtType(5, b"ab")
+    fields: list[Any] = [[1, stamp], {"a": stamp, "b": stamp}, [stamp, stamp, stamp]]
+    good = msgpack.packb(fields)
+    fields[at] = (
+        [1, wrong] if at == 0 else {"a": stamp, "b": wrong} if at == 1 else [stamp] * 2 + [wrong]
+    )
+    read: list[Containers] = []
+    with pytest.raises(
+        RecordError,
+        match=rf"record 1 .*field `{re.escape(path)}` expected Timestamp, got extension type 5",
+    ):
+        read.extend(StreamingReader(good + msgpack.packb(fields), Containers))
+    assert read == [Containers((1, stamp), {"a": stamp, "b": stamp}, (stamp, stamp, stamp))]
+
+
+def test_a_timestamp_field_takes_an_event_time_with_fluentd_and_nothing_else() -> None:
+    """With fluentd_event_time, a msgpack.Timestamp field reads Fluentd's EventTime (extension
+    0) to the nanosecond, the timestamp extension too; any other extension is refused."""
+    event_time = msgpack.ExtType(
+        0, (1730374586).to_bytes(4, "big") + (108998696).to_bytes(4, "big")
+    )
+    stamp = msgpack.Timestamp(1, 5)
+    data = msgpack.packb([0, event_time]) + msgpack.packb([1, stamp])
+    read = list(StreamingReader(data, Stamped, ext_hook=fluentd_event_time))
+    assert [r.at for r in read] == [msgpack.Timestamp(1730374586, 108998696), stamp]
+    other = msgpack.packb([2, msgpack.ExtType(5, b"ab")])
+    with pytest.raises(RecordError, match="field `at` expected Timestamp, got extension type 5"):
+        list(StreamingReader(other, Stamped, ext_hook=fluentd_event_time))
+
+
+@dataclasses.dataclass
+class Checked:
+    """An inferred type's checked datetime field, as the check of every record reads it."""
+
+    at: typing.Annotated[dt.datetime, WHOLE_MICROSECONDS]
+
+
+def test_a_checked_datetime_takes_what_a_hook_makes_and_refuses_what_a_datetime_cannot_hold() -> (
+    None
+):
+    made = dt.datetime(2024, 1, 2, tzinfo=dt.timezone.utc)
+
+    def hook(code: int, data: bytes) -> Any:
+        return made if code == 5 else msgspec.msgpack.Ext(code, data)
+
+    data = msgpack.packb([msgpack.ExtType(5, b"x")]) + msgpack.packb([msgpack.Timestamp(1, 2000)])
+    read = list(StreamingReader(data, Checked, ext_hook=hook))
+    assert [r.at for r in read] == [made, EPOCH + dt.timedelta(seconds=1, microseconds=2)]
+    far = msgpack.packb([msgpack.Timestamp(2**40, 0)])
+    with pytest.raises(
+        RecordError, match=r"field `at` holds the timestamp .* outside datetime's range"
+    ):
+        list(StreamingReader(far, Checked))
+    nanos = msgpack.packb([msgpack.Timestamp(1, 1)])
+    with pytest.raises(
+        RecordError,
+        match=re.escape(
+            "field `at` expected datetime, got timestamp 1970-01-01T00:00:01.000000001Z"
+        ),
+    ):
+        list(StreamingReader(nanos, Checked))

@@ -5,6 +5,7 @@ values it refuses."""
 
 from __future__ import annotations
 
+import itertools
 import types
 import typing
 from collections.abc import Callable, Iterable
@@ -25,9 +26,9 @@ def elements(convert: Converter, made: Callable[[list[Any]], Any]) -> Converter:
     def convert_all(values: Any) -> Any:
         try:
             return made([convert(v) for v in values])
-        except RecordFailure:
-            _locate((f"[{i}]", convert, v) for i, v in enumerate(values))
-            raise
+        except RecordFailure as failure:
+            found = _located(failure, ((f"[{i}]", convert, v) for i, v in enumerate(values)))
+            raise found from failure.__cause__
 
     return convert_all
 
@@ -38,10 +39,11 @@ def positions(converters: list[Converter]) -> Converter:
     def convert_all(values: Any) -> Any:
         try:
             return tuple([c(v) for c, v in zip(converters, values, strict=True)])
-        except RecordFailure:
-            pairs = zip(converters, values, strict=True)
-            _locate((f"[{i}]", c, v) for i, (c, v) in enumerate(pairs))
-            raise
+        except RecordFailure as failure:
+            pairs = enumerate(zip(converters, values, strict=True))
+            raise _located(
+                failure, ((f"[{i}]", c, v) for i, (c, v) in pairs)
+            ) from failure.__cause__
 
     return convert_all
 
@@ -52,22 +54,25 @@ def entries(convert_key: Converter, convert_value: Converter) -> Converter:
     def convert_all(mapping: dict[Any, Any]) -> dict[Any, Any]:
         try:
             return {convert_key(k): convert_value(v) for k, v in mapping.items()}
-        except RecordFailure:
-            _locate((f"[{k!r}]", convert_key, k) for k in mapping)
-            _locate((f"[{k!r}]", convert_value, v) for k, v in mapping.items())
-            raise
+        except RecordFailure as failure:
+            keys = ((f"[{k!r}]", convert_key, k) for k in mapping)
+            values = ((f"[{k!r}]", convert_value, v) for k, v in mapping.items())
+            raise _located(failure, itertools.chain(keys, values)) from failure.__cause__
 
     return convert_all
 
 
-def _locate(elements: Iterable[tuple[str, Converter, Any]]) -> None:
-    """Raise the failure of the first element whose converter refuses it, as the failure of
-    that element (its ``[index]``)."""
+def _located(
+    failure: RecordFailure, elements: Iterable[tuple[str, Converter, Any]]
+) -> RecordFailure:
+    """The failure of the first element whose converter refuses it, as that element's (its
+    ``[index]``); ``failure`` itself where none does again (a converter that fails only once)."""
     for where, convert, value in elements:
         try:
             convert(value)
         except RecordFailure as exc:  # noqa: PERF203 - a failing record's look, once
-            raise exc.within(where) from exc
+            return exc.within(where)
+    return failure
 
 
 def union_converter(members: list[tuple[Any, Converter | None]]) -> Converter:
