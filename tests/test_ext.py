@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from functools import partial
 from typing import Any
 
 import msgpack
@@ -12,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from msgpack_reader_py import RecordError, StreamingReader
+from msgpack_reader_py import RecordError, StreamingReader, ValueReader
 from msgpack_reader_py._base.ext import fluentd_event_time
 
 UTC = dt.timezone.utc
@@ -74,6 +75,31 @@ def test_a_broken_event_time_is_a_located_record_error(data: bytes, reason: str)
     assert (caught.value.index, caught.value.offset) == (1, len(good))
     assert "fluentd_event_time refused extension type 0: ValueError" in caught.value.reason
     assert reason in caught.value.reason
+
+
+@dataclasses.dataclass
+class ExactStamped:
+    name: str
+    time: msgpack.Timestamp
+
+
+@pytest.mark.parametrize("record_type", [ExactStamped, None], ids=["Timestamp", "untyped"])
+def test_a_broken_event_time_is_named_by_its_hook_read_exactly_too(record_type: Any) -> None:
+    """Where the EventTime is read to the nanosecond (a msgpack.Timestamp field, an untyped
+    read: the hook's exact face), a broken one is refused naming fluentd_event_time, as the
+    datetime field's is (not the face's own name)."""
+    good = msgpack.packb(["a", event_time(1, 5)])
+    bad = msgpack.packb(["b", msgpack.ExtType(0, b"\x00\x00\x00\x01")])
+    read: Any = (
+        ValueReader if record_type is None else partial(StreamingReader, record_type=record_type)
+    )
+    reader = read(good + bad, ext_hook=fluentd_event_time)
+    first: Any = next(reader)
+    assert (first[1] if record_type is None else first.time) == msgpack.Timestamp(1, 5)
+    with pytest.raises(RecordError) as caught:
+        next(reader)
+    assert (caught.value.index, caught.value.offset) == (1, len(good))
+    assert "fluentd_event_time refused extension type 0: ValueError" in caught.value.reason
 
 
 def test_any_exception_of_a_hook_is_a_record_error_and_skippable() -> None:

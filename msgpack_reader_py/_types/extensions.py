@@ -17,7 +17,8 @@ from msgspec.msgpack import Ext
 
 from .._base.errors import describe
 from .._base.ext import TIMESTAMP_CODE, ExtHook, rfc3339
-from .messages import RecordFailure
+from .marks import Mark
+from .messages import HookFailure, RecordFailure, guarded_hook, hook_name
 
 __all__ = [
     "WHOLE_MICROSECONDS",
@@ -30,12 +31,12 @@ __all__ = [
 def hooked_datetime(hook: ExtHook) -> Callable[[Any], Any]:
     """A ``datetime`` field decoded as the timestamp or an extension: ``hook`` makes the
     datetime of an extension (Fluentd's EventTime)."""
-    name = _name(hook)
+    guarded = guarded_hook(hook)
 
     def convert(value: Any) -> Any:
         if type(value) is not Ext:
             return value
-        made = _hooked(hook, name, value)
+        made = _made(guarded, value)
         if isinstance(made, datetime.datetime):
             return made
         raise RecordFailure(f"expected datetime, got {describe(made)}")
@@ -52,14 +53,14 @@ def hooked_timestamp(
     timestamp that makes of another extension (Fluentd's EventTime, to the nanosecond). Any
     other extension type, or a timestamp of a length the format does not have, is refused
     (``expected`` names what the field wants)."""
-    exact: ExtHook | None = getattr(hook, "exact", None)
-    name = _name(hook)
+    face: ExtHook | None = getattr(hook, "exact", None)
+    exact = None if face is None else guarded_hook(face, hook_name(hook))
 
     def convert(value: Ext) -> msgpack.Timestamp:
         if value.code == TIMESTAMP_CODE:
             return _timestamp(value, expected)
         if exact is not None:
-            made = _hooked(exact, name, value)
+            made = _made(exact, value)
             if isinstance(made, msgpack.Timestamp):
                 return made
         raise RecordFailure(f"expected {expected}, got extension type {value.code}")
@@ -82,29 +83,16 @@ def _timestamp(value: Ext, expected: str) -> msgpack.Timestamp:
         ) from exc
 
 
-def _name(hook: ExtHook | None) -> str:
-    return getattr(hook, "__qualname__", "ext_hook")
-
-
-def _hooked(hook: ExtHook, name: str, value: Ext) -> Any:
-    """What ``hook`` makes of the extension ``value``; what it raises, a failure naming it."""
+def _made(guarded: Callable[[int, memoryview | bytes], Any], value: Ext) -> Any:
+    """What a guarded hook makes of the extension ``value``; what it raised, the field's
+    failure."""
     try:
-        return hook(value.code, bytes(value.data))
-    except Exception as exc:
-        raise RecordFailure(
-            f"{name} refused extension type {value.code}: {type(exc).__name__}: {exc}"
-        ) from exc
+        return guarded(value.code, bytes(value.data))
+    except HookFailure as exc:
+        raise RecordFailure(exc.reason) from exc.__cause__
 
 
-class _WholeMicroseconds:
-    def __repr__(self) -> str:
-        return "WHOLE_MICROSECONDS"
-
-    def __reduce__(self) -> str:
-        return "WHOLE_MICROSECONDS"  # one mark in every process: a type sent by value keeps it
-
-
-WHOLE_MICROSECONDS = _WholeMicroseconds()
+WHOLE_MICROSECONDS = Mark("WHOLE_MICROSECONDS", __name__)
 """``Annotated[datetime.datetime, WHOLE_MICROSECONDS]``: a ``datetime`` field that refuses a
 timestamp whose nanoseconds it would round (:func:`whole_microseconds`), where msgspec rounds
 them without a word. Inferred types are checked with it: a timestamp with nanoseconds makes

@@ -19,6 +19,8 @@ from typing import Annotated, Any
 
 import msgspec
 
+from .marks import Mark
+
 __all__ = ["FLOAT_EXACT", "INT64_MAX", "UInt64", "is_unsigned"]
 
 INT64_MAX = 2**63 - 1
@@ -29,17 +31,8 @@ FLOAT_EXACT = 2**53
 floats (float64) refuses any other."""
 
 
-class _Unsigned:
-    """Marks :data:`UInt64` in its ``Annotated`` metadata: its column is ``uint64``."""
-
-    def __repr__(self) -> str:
-        return "UNSIGNED"
-
-    def __reduce__(self) -> str:
-        return "_UNSIGNED"  # one mark in every process: a type sent by value keeps it
-
-
-_UNSIGNED = _Unsigned()
+_UNSIGNED = Mark("_UNSIGNED", __name__)
+"""Marks :data:`UInt64` in its ``Annotated`` metadata: its column is ``uint64``."""
 
 UInt64 = Annotated[int, msgspec.Meta(ge=0), _UNSIGNED]
 """A field of unsigned 64-bit ints: in Python an ``int`` of 0 or more (a negative one is
@@ -53,4 +46,4 @@ def is_unsigned(annotation: Any) -> bool:
     """Whether ``annotation`` is :data:`UInt64` (or ``Annotated`` more around it)."""
     if typing.get_origin(annotation) is not typing.Annotated:
         return False
-    return any(isinstance(meta, _Unsigned) for meta in annotation.__metadata__)
+    return any(meta is _UNSIGNED for meta in annotation.__metadata__)

@@ -19,6 +19,7 @@ from typing import Any
 import msgpack
 
 from .._base.ext import EPOCH, rfc3339
+from .messages import hook_name
 from .record_type import (
     is_fixed_tuple,
     record_fields,
@@ -83,7 +84,7 @@ class _Walk:
                 try:
                     self.hook(value.code, bytes(value.data))
                 except Exception as exc:  # noqa: BLE001 - what the hook raised, said
-                    name = getattr(self.hook, "__qualname__", "ext_hook")
+                    name = hook_name(self.hook)
                     yield (
                         path,
                         (

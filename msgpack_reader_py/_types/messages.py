@@ -40,6 +40,7 @@ __all__ = [
     "RecordFailure",
     "as_failure",
     "guarded_hook",
+    "hook_name",
     "invalid_utf8",
     "is_mapping",
     "one_shape",
@@ -104,18 +105,25 @@ class HookFailure(Exception):
         self.reason = reason
 
 
-def guarded_hook(hook: ExtHook) -> Callable[[int, memoryview], Any]:
-    """``hook``, raising :class:`HookFailure` (naming the hook and the extension type) for
-    whatever it raises."""
+def hook_name(hook: ExtHook | None) -> str:
+    """How messages name an ``ext_hook``: by its ``__qualname__`` (``fluentd_event_time``)."""
+    return getattr(hook, "__qualname__", "ext_hook")
+
+
+def guarded_hook(
+    hook: ExtHook, name: str | None = None
+) -> Callable[[int, memoryview | bytes], Any]:
+    """``hook``, raising :class:`HookFailure` (naming the hook, or ``name``: the hook whose
+    exact face it is, and the extension type) for whatever it raises."""
+    said = hook_name(hook) if name is None else name
 
     def guarded(code: int, data: memoryview | bytes) -> Any:
         try:
             # bytes, as msgpack gives a hook: msgspec hands over a view of its buffer
             return hook(code, bytes(data))
         except Exception as exc:
-            name = getattr(hook, "__qualname__", "ext_hook")
             raise HookFailure(
-                f"{name} refused extension type {code}: {type(exc).__name__}: {exc}"
+                f"{said} refused extension type {code}: {type(exc).__name__}: {exc}"
             ) from exc
 
     return guarded

@@ -15,12 +15,14 @@ import msgspec
 from msgspec.msgpack import Ext
 
 from .._base.ext import ExtHook
+from .marks import Mark
 from .messages import (
     INVALID_TIMESTAMP,
     MAP_AS_KEY,
     HookFailure,
     RecordFailure,
     guarded_hook,
+    hook_name,
     invalid_utf8,
 )
 from .repeats import Repeated, one_value_per_key, repeat_failure
@@ -28,17 +30,8 @@ from .repeats import Repeated, one_value_per_key, repeat_failure
 __all__ = ["AnyValue", "ValueDecoder", "any_value", "is_any_value"]
 
 
-class _Exact:
-    """Marks :data:`AnyValue` in its ``Annotated`` metadata."""
-
-    def __repr__(self) -> str:
-        return "EXACT"
-
-    def __reduce__(self) -> str:
-        return "_EXACT"  # one mark in every process: a type sent by value keeps it
-
-
-_EXACT = _Exact()
+_EXACT = Mark("_EXACT", __name__)
+"""Marks :data:`AnyValue` in its ``Annotated`` metadata."""
 
 AnyValue = Annotated[Any, _EXACT]
 """A field of any value, each exactly as the stream holds it, as a read with no type gives it
@@ -52,7 +45,7 @@ def is_any_value(annotation: Any) -> bool:
     """Whether ``annotation`` is :data:`AnyValue`."""
     if typing.get_origin(annotation) is not Annotated:
         return False
-    return any(isinstance(meta, _Exact) for meta in annotation.__metadata__)
+    return any(meta is _EXACT for meta in annotation.__metadata__)
 
 
 def any_value(ext_hook: ExtHook | None) -> Callable[[Any], Any]:
@@ -79,8 +72,8 @@ class ValueDecoder:
 
     def __init__(self, ext_hook: ExtHook | None = None, *, refuse_repeats: bool = False) -> None:
         # A hook with an exact face (fluentd_event_time) gives its value to the nanosecond.
-        ext_hook = getattr(ext_hook, "exact", ext_hook)
-        hook = Ext if ext_hook is None else guarded_hook(ext_hook)
+        exact = getattr(ext_hook, "exact", ext_hook)
+        hook = Ext if exact is None else guarded_hook(exact, hook_name(ext_hook))
         self._options: dict[str, Any] = {
             "timestamp": 0,
             "strict_map_key": False,
