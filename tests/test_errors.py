@@ -81,6 +81,8 @@ TS, VALUE, FILENAME, PATH = ITEM_FIELDS[3], ITEM_FIELDS[5], ITEM_FIELDS[6], ITEM
 
 
 DEEP = b"\x91" * 2000 + b"\xc0"
+# A valid timestamp (seconds -2**62) past datetime's years, which msgspec refuses.
+WIDE = b"\xc7\x0c\xff" + bytes(4) + (-(2**62)).to_bytes(8, "big", signed=True)
 
 
 BIG_MAP = dict(zip(FIELD_NAMES, BIG.to_list(), strict=True))  # BIG as a map of its fields
@@ -133,6 +135,50 @@ CASES: dict[str, Case] = {
         PREFIX_ITEMS,
         UnicodeDecodeError,
         message="UTF-8",
+    ),
+    # msgspec stops at a timestamp past datetime's years, which is valid: what follows is not.
+    "invalid UTF-8 after a timestamp past datetime's years": Case(
+        PREFIX
+        + b"\x98"
+        + WIDE
+        + cut(BIG.to_list(), FILENAME)[ITEM_FIELDS[1] :]
+        + b"\xa2\xff\xfe"
+        + packed(BIG.path)
+        + PREFIX,
+        DecodeError,
+        3,
+        START,
+        PREFIX_ITEMS,
+        UnicodeDecodeError,
+        message="UTF-8",
+    ),
+    "invalid timestamp after one past datetime's years, Any field": Case(
+        LOOSE_PREFIX + b"\x92" + packed("t") + b"\x92" + WIDE + b"\xd7\xff" + b"\xff" * 8,
+        DecodeError,
+        2,
+        len(LOOSE_PREFIX),
+        LOOSE_ITEMS,
+        ValueError,
+        {"record_type": Loose},
+        "invalid timestamp",
+    ),
+    "a timestamp past datetime's years, then an array as a map's key, Any field": Case(
+        LOOSE_PREFIX + b"\x92" + packed("t") + b"\x92" + WIDE + b"\x81\x91\x01\x02",
+        RecordError,
+        2,
+        len(LOOSE_PREFIX),
+        LOOSE_ITEMS,
+        options={"record_type": Loose},
+        message="field `payload[0]` timestamp is out of range",
+    ),
+    "a timestamp past datetime's years, then a map as a map's key, Any field": Case(
+        LOOSE_PREFIX + b"\x92" + packed("t") + b"\x92" + WIDE + b"\x81\x80\x02",
+        RecordError,
+        2,
+        len(LOOSE_PREFIX),
+        LOOSE_ITEMS,
+        options={"record_type": Loose},
+        message="field `payload[0]` timestamp is out of range",
     ),
     "nesting 2000 deep, Item": Case(
         PREFIX + DEEP, DecodeError, 3, START, PREFIX_ITEMS, msgpack.StackError

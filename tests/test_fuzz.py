@@ -103,13 +103,15 @@ class Config:
         """Whether a value (decoded untyped) is a record of the type, judged without the
         reader's code: an array of the fields in order, or a map of them by name."""
         if self.mapper is not None:
+            if _holds_wide(value):
+                return False
             try:
                 self.mapper(value)
             except (TypeError, ValueError, KeyError, IndexError):
                 return False
             return True
         fields_of = self.fields(value)
-        if fields_of is None:
+        if fields_of is None or _holds_wide(fields_of):
             return False
         if self.record_type is Item:
             return (
@@ -289,6 +291,13 @@ def decode_independently(data: bytes, config: Config) -> Decoded:
                 # Valid MessagePack with a map as a map's key: a value, and no record.
                 values.append(_UNHASHABLE)
                 continue
+            if str(exc).startswith("Timestamp is out of range"):
+                # A valid timestamp past datetime's years: a value, unless other bytes of it
+                # are broken (msgspec names only the first fault).
+                value = _with_wide_timestamps(data[start : unpacker.tell()])
+                if value is not _BROKEN:
+                    values.append(value)
+                    continue
             # Framed, but not valid MessagePack: invalid UTF-8, a timestamp, nesting, or
             # declared lengths the stream does not hold.
             tail = "undecodable"
@@ -309,6 +318,61 @@ _ANY = msgspec.msgpack.Decoder().decode
 # may look like it, which only lets a RecordTooLargeError through there too.
 _SKIPPED_SHORT = b"\xc9\xff\xff\xff\xff"
 _UNHASHABLE: Any = object()
+_BROKEN: Any = object()
+# A timestamp no datetime holds, where msgspec's untyped decode gives datetimes: no field that
+# reads it as one (an ``Any``, a mapper's input) takes it, so a value holding it is no record.
+_WIDE: Any = object()
+
+
+def _with_wide_timestamps(data: bytes) -> Any:
+    """``data`` decoded as msgspec decodes it untyped, a timestamp past datetime's years as
+    ``_WIDE``; ``_BROKEN`` if it is not valid MessagePack."""
+    for use_list in (True, False):  # arrays as tuples where one is a map key (hashable)
+        try:
+            value = msgpack.unpackb(
+                data,
+                raw=False,
+                strict_map_key=False,
+                use_list=use_list,
+                timestamp=0,
+                ext_hook=msgspec.msgpack.Ext,
+            )
+        except TypeError:
+            continue
+        except (ValueError, msgpack.UnpackException):
+            return _BROKEN
+        with deep_values():
+            return _as_msgspec_decodes(value)
+    return _UNHASHABLE  # a map as a map's key
+
+
+def _as_msgspec_decodes(value: Any, *, key: bool = False) -> Any:
+    if isinstance(value, msgpack.Timestamp):
+        try:  # msgspec's own reading: it rounds nanoseconds to the microsecond
+            return _ANY(msgpack.packb(value))
+        except msgspec.ValidationError:
+            return _WIDE
+    if isinstance(value, list | tuple):
+        items = [_as_msgspec_decodes(v, key=key) for v in value]
+        return tuple(items) if key else items
+    if isinstance(value, dict):
+        return {_as_msgspec_decodes(k, key=True): _as_msgspec_decodes(v) for k, v in value.items()}
+    return value
+
+
+def _holds_wide(value: Any) -> bool:
+    with deep_values():
+        return _wide_in(value)
+
+
+def _wide_in(value: Any) -> bool:
+    if value is _WIDE:
+        return True
+    if isinstance(value, list | tuple):
+        return any(_wide_in(v) for v in value)
+    if isinstance(value, dict):
+        return any(_wide_in(k) or _wide_in(v) for k, v in value.items())
+    return False
 
 
 def allowed_errors(decoded: Decoded, index: int, config: Config) -> set[type[ReaderError]]:
@@ -501,8 +565,27 @@ SKIP_CONFIGS = [
 # --------------------------------------------------------------------------------------------
 
 
+# A timestamp past datetime's years (seconds -2**62): valid MessagePack, and in no Item field.
+WIDE_TIMESTAMP = b"\xc7\x0c\xff" + bytes(4) + (-(2**62)).to_bytes(8, "big", signed=True)
+
+
 @FUZZ
 @given(damaged(item_streams))
+@example(  # CI's case: an Item whose id is such a timestamp (and framed bytes after it)
+    b"\x98\xc7\x0c\xff\x00\xcd|P\xcdq\xef\xcf\x18\x87\x1a\x07\xf7\xe6\xb9x\xcd\x9a\x14\xcb@k"
+    b"\xf9N}\xcc\xdf\xb7\xa8FLWCXQYP\xafDJF6576BZW4BVZZ"
+)
+@example(  # ... in a key no field reads: the record is good, and then one broken after it
+    b"\x89"
+    + msgpack.packb(
+        dict(zip(ITEM_INT_FIELDS, range(5), strict=True), value=0.5, filename="", path="")
+    )[1:]
+    + b"\xa1x"
+    + WIDE_TIMESTAMP
+    + b"\x92"
+    + WIDE_TIMESTAMP
+    + b"\xa2\xff\xfe"
+)
 def test_damaged_item_streams(data: bytes) -> None:
     check(data, ITEM)
     check(data, ITEM_DEFAULT_LIMIT, every_source=False)
@@ -511,6 +594,7 @@ def test_damaged_item_streams(data: bytes) -> None:
 
 @FUZZ
 @given(damaged(loose_streams))
+@example(b"\x92\xa1k\x91" + WIDE_TIMESTAMP)  # no datetime holds it: a RecordError
 def test_damaged_loose_streams(data: bytes) -> None:
     check(data, LOOSE)
     check(data, LOOSE_DEFAULT_LIMIT, every_source=False)

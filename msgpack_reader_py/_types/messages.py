@@ -43,6 +43,7 @@ __all__ = [
     "hook_name",
     "invalid_utf8",
     "is_mapping",
+    "not_messagepack",
     "one_shape",
     "phrase",
     "undecodable",
@@ -63,6 +64,7 @@ _BOUND = re.compile(r"^Expected `[^`]*` [<>]=? -?[0-9.e+-]+$")  # a Meta's bound
 _NAMES = {"null": "None", "object": "map"}
 
 _BAD_TIMESTAMP = "Invalid MessagePack timestamp"
+_WIDE_TIMESTAMP = "Timestamp is out of range"  # a valid one past datetime's years
 
 UNKNOWN: Any = object()
 
@@ -148,6 +150,39 @@ def is_map_as_key(exc: Exception) -> bool:
     return _UNHASHABLE_KEY in str(exc) or "unhashable type: 'dict'" in str(exc)
 
 
+def not_messagepack(exc: Exception) -> RecordFailure:
+    """Why msgpack could not decode a framed record (``exc``), as the typed reader says it."""
+    if isinstance(exc, UnicodeDecodeError):
+        reason = invalid_utf8(exc)
+    elif isinstance(exc, ValueError):  # the only value msgpack checks past framing
+        reason = INVALID_TIMESTAMP
+    else:
+        reason = f"not valid MessagePack ({type(exc).__name__}: {exc})"
+    return RecordFailure(reason, decodable=False)
+
+
+def _undecodable_past(data: Any) -> RecordFailure | None:
+    """Why ``data`` is not valid MessagePack, if it is not, where msgspec stopped at a
+    timestamp past datetime's years: msgpack, which reads every timestamp, checks it whole."""
+    for use_list in (True, False):  # arrays as tuples where one is a map key (hashable)
+        try:
+            msgpack.unpackb(
+                data, timestamp=0, strict_map_key=False, use_list=use_list, ext_hook=_no_value
+            )
+        except TypeError:
+            continue  # an array or a map as a map's key: valid
+        except (ValueError, msgpack.UnpackException) as exc:
+            failure = not_messagepack(exc)
+            failure.__cause__ = exc
+            return failure
+        return None
+    return None
+
+
+def _no_value(code: int, data: bytes) -> None:
+    return None
+
+
 def undecodable(decode: Callable[[Any], Any], data: Any) -> RecordFailure | None:
     """Why ``data`` is not valid MessagePack, if it is not: decoded untyped, it fails."""
     try:
@@ -158,7 +193,10 @@ def undecodable(decode: Callable[[Any], Any], data: Any) -> RecordFailure | None
     except RecursionError as exc:
         reason, cause = "nesting deeper than the decoder allows", exc
     except msgspec.ValidationError as exc:
-        if not str(exc).startswith(_BAD_TIMESTAMP):  # pragma: no cover - untyped: only that
+        if str(exc).startswith(_WIDE_TIMESTAMP):
+            # Valid MessagePack, and msgspec looks no further: what follows may not be.
+            return _undecodable_past(data)
+        if not str(exc).startswith(_BAD_TIMESTAMP):  # pragma: no cover - untyped: only these
             return None
         reason, cause = INVALID_TIMESTAMP, exc
     except msgspec.DecodeError as exc:

@@ -17,13 +17,12 @@ from msgspec.msgpack import Ext
 from .._base.ext import ExtHook
 from .marks import Mark
 from .messages import (
-    INVALID_TIMESTAMP,
     MAP_AS_KEY,
     HookFailure,
     RecordFailure,
     guarded_hook,
     hook_name,
-    invalid_utf8,
+    not_messagepack,
 )
 from .repeats import Repeated, one_value_per_key, repeat_failure
 
@@ -106,9 +105,9 @@ class ValueDecoder:
             raise repeat_failure(data) from None
         except TypeError as exc:
             if "unhashable" not in str(exc):
-                raise _untyped_failure(exc) from exc
+                raise not_messagepack(exc) from exc
         except _DECODE_FAILURES as exc:
-            raise _untyped_failure(exc) from exc
+            raise not_messagepack(exc) from exc
         # An array used as a map key: arrays are read as tuples, which a dict can hold.
         try:
             return msgpack.unpackb(data, use_list=False, **self._options)
@@ -116,14 +115,3 @@ class ValueDecoder:
             raise repeat_failure(data) from None
         except TypeError as exc:  # valid MessagePack, and no Python value
             raise RecordFailure(MAP_AS_KEY) from exc
-
-
-def _untyped_failure(exc: Exception) -> RecordFailure:
-    """Why a record is not valid MessagePack, as the typed reader says it."""
-    if isinstance(exc, UnicodeDecodeError):
-        reason = invalid_utf8(exc)
-    elif isinstance(exc, ValueError):  # the only value msgpack checks past framing
-        reason = INVALID_TIMESTAMP
-    else:
-        reason = f"not valid MessagePack ({type(exc).__name__}: {exc})"
-    return RecordFailure(reason, decodable=False)
