@@ -52,7 +52,6 @@ from .messages import (
     is_mapping,
     one_shape,
     phrase,
-    undecodable,
 )
 from .record_type import (
     FieldSpec,
@@ -68,6 +67,7 @@ from .record_type import (
     union_members,
     wire_form,
 )
+from .untyped import undecodable
 
 __all__ = ["KindsDecoder", "RecordDecoder", "RecordFailure", "plain_values", "record_decoder"]
 

@@ -16,7 +16,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgpack
-import msgspec
 
 from .._base.errors import describe
 from .._base.ext import ExtHook
@@ -43,10 +42,8 @@ __all__ = [
     "hook_name",
     "invalid_utf8",
     "is_mapping",
-    "not_messagepack",
     "one_shape",
     "phrase",
-    "undecodable",
 ]
 
 
@@ -62,9 +59,6 @@ _EXPECTED = re.compile(r"^Expected `([^`]*)`")
 _BOUND = re.compile(r"^Expected `[^`]*` [<>]=? -?[0-9.e+-]+$")  # a Meta's bound: ge, lt, ...
 
 _NAMES = {"null": "None", "object": "map"}
-
-_BAD_TIMESTAMP = "Invalid MessagePack timestamp"
-_WIDE_TIMESTAMP = "Timestamp is out of range"  # a valid one past datetime's years
 
 UNKNOWN: Any = object()
 
@@ -148,70 +142,6 @@ MAP_AS_KEY = "a map's key is a map, which no Python dict holds"
 def is_map_as_key(exc: Exception) -> bool:
     """Whether msgspec's or msgpack's ``exc`` says a map's key is a map."""
     return _UNHASHABLE_KEY in str(exc) or "unhashable type: 'dict'" in str(exc)
-
-
-def not_messagepack(exc: Exception) -> RecordFailure:
-    """Why msgpack could not decode a framed record (``exc``), as the typed reader says it."""
-    if isinstance(exc, UnicodeDecodeError):
-        reason = invalid_utf8(exc)
-    elif isinstance(exc, ValueError):  # the only value msgpack checks past framing
-        reason = INVALID_TIMESTAMP
-    else:
-        reason = f"not valid MessagePack ({type(exc).__name__}: {exc})"
-    return RecordFailure(reason, decodable=False)
-
-
-def _undecodable_past(data: Any) -> RecordFailure | None:
-    """Why ``data`` is not valid MessagePack, if it is not, where msgspec stopped at a
-    timestamp past datetime's years: msgpack, which reads every timestamp, checks it whole."""
-    for use_list in (True, False):  # arrays as tuples where one is a map key (hashable)
-        try:
-            msgpack.unpackb(
-                data, timestamp=0, strict_map_key=False, use_list=use_list, ext_hook=_no_value
-            )
-        except TypeError:
-            continue  # an array or a map as a map's key: valid
-        except (ValueError, msgpack.UnpackException) as exc:
-            failure = not_messagepack(exc)
-            failure.__cause__ = exc
-            return failure
-        return None
-    return None
-
-
-def _no_value(code: int, data: bytes) -> None:
-    return None
-
-
-def undecodable(decode: Callable[[Any], Any], data: Any) -> RecordFailure | None:
-    """Why ``data`` is not valid MessagePack, if it is not: decoded untyped, it fails."""
-    try:
-        decode(data)
-    except UnicodeDecodeError as exc:
-        reason = invalid_utf8(exc)
-        cause: BaseException = exc
-    except RecursionError as exc:
-        reason, cause = "nesting deeper than the decoder allows", exc
-    except msgspec.ValidationError as exc:
-        if str(exc).startswith(_WIDE_TIMESTAMP):
-            # Valid MessagePack, and msgspec looks no further: what follows may not be.
-            return _undecodable_past(data)
-        if not str(exc).startswith(_BAD_TIMESTAMP):  # pragma: no cover - untyped: only these
-            return None
-        reason, cause = INVALID_TIMESTAMP, exc
-    except msgspec.DecodeError as exc:
-        if is_map_as_key(exc):
-            return None  # valid MessagePack: a map as a map's key, which no dict holds
-        # Framing took bytes for a whole record that the decoder finds cut off or broken.
-        reason, cause = f"not valid MessagePack ({exc})", exc
-    except (ValueError, TypeError):
-        return None  # valid MessagePack, only not hashable where a map key is, or a value
-        # (a timestamp past year 9999) only a typed decode refuses
-    else:
-        return None
-    failure = RecordFailure(reason, decodable=False)
-    failure.__cause__ = cause
-    return failure
 
 
 _FIELD_FIRST = re.compile(r"^field `(?P<field>[^`]*)` (?P<rest>.*)$", re.DOTALL)

@@ -17,16 +17,18 @@ from msgspec.msgpack import Ext
 from .._base.ext import ExtHook
 from .marks import Mark
 from .messages import (
+    INVALID_TIMESTAMP,
     MAP_AS_KEY,
     HookFailure,
     RecordFailure,
     guarded_hook,
     hook_name,
-    not_messagepack,
+    invalid_utf8,
+    is_map_as_key,
 )
 from .repeats import Repeated, one_value_per_key, repeat_failure
 
-__all__ = ["AnyValue", "ValueDecoder", "any_value", "is_any_value"]
+__all__ = ["AnyValue", "ValueDecoder", "any_value", "is_any_value", "undecodable"]
 
 
 _EXACT = Mark("_EXACT", __name__)
@@ -105,9 +107,9 @@ class ValueDecoder:
             raise repeat_failure(data) from None
         except TypeError as exc:
             if "unhashable" not in str(exc):
-                raise not_messagepack(exc) from exc
+                raise _untyped_failure(exc) from exc
         except _DECODE_FAILURES as exc:
-            raise not_messagepack(exc) from exc
+            raise _untyped_failure(exc) from exc
         # An array used as a map key: arrays are read as tuples, which a dict can hold.
         try:
             return msgpack.unpackb(data, use_list=False, **self._options)
@@ -115,3 +117,61 @@ class ValueDecoder:
             raise repeat_failure(data) from None
         except TypeError as exc:  # valid MessagePack, and no Python value
             raise RecordFailure(MAP_AS_KEY) from exc
+
+
+def _untyped_failure(exc: Exception) -> RecordFailure:
+    """Why a record is not valid MessagePack, as the typed reader says it."""
+    if isinstance(exc, UnicodeDecodeError):
+        reason = invalid_utf8(exc)
+    elif isinstance(exc, ValueError):  # the only value msgpack checks past framing
+        reason = INVALID_TIMESTAMP
+    else:
+        reason = f"not valid MessagePack ({type(exc).__name__}: {exc})"
+    return RecordFailure(reason, decodable=False)
+
+
+_BAD_TIMESTAMP = "Invalid MessagePack timestamp"
+_WIDE_TIMESTAMP = "Timestamp is out of range"  # a valid one, past datetime's years
+
+
+def undecodable(decode: Callable[[Any], Any], data: Any) -> RecordFailure | None:
+    """Why ``data`` is not valid MessagePack, if it is not: decoded untyped by msgspec
+    (``decode``), it fails; or, where msgspec stops at a valid timestamp that no ``datetime``
+    holds, read without a type (:class:`ValueDecoder`), it fails after that timestamp."""
+    try:
+        decode(data)
+    except UnicodeDecodeError as exc:
+        reason = invalid_utf8(exc)
+        cause: BaseException = exc
+    except RecursionError as exc:
+        reason, cause = "nesting deeper than the decoder allows", exc
+    except msgspec.ValidationError as exc:
+        if str(exc).startswith(_WIDE_TIMESTAMP):
+            return _undecodable_whole(data)
+        if not str(exc).startswith(_BAD_TIMESTAMP):  # pragma: no cover - untyped: only these
+            return None
+        reason, cause = INVALID_TIMESTAMP, exc
+    except msgspec.DecodeError as exc:
+        if is_map_as_key(exc):
+            return None  # valid MessagePack: a map as a map's key, which no dict holds
+        # Framing took bytes for a whole record that the decoder finds cut off or broken.
+        reason, cause = f"not valid MessagePack ({exc})", exc
+    except (ValueError, TypeError):
+        return None  # valid MessagePack, only not hashable where a map key is, or a value
+        # (a timestamp past year 9999) only a typed decode refuses
+    else:
+        return None
+    failure = RecordFailure(reason, decodable=False)
+    failure.__cause__ = cause
+    return failure
+
+
+_VALUES = ValueDecoder()
+
+
+def _undecodable_whole(data: Any) -> RecordFailure | None:
+    try:
+        _VALUES.decode_one(data)
+    except RecordFailure as failure:
+        return None if failure.decodable else failure
+    return None
