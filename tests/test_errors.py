@@ -169,7 +169,7 @@ CASES: dict[str, Case] = {
         len(LOOSE_PREFIX),
         LOOSE_ITEMS,
         options={"record_type": Loose},
-        message="field `payload[0]` timestamp is out of range",
+        message="field `payload[0]` holds the timestamp -4611686018427387904000000000 ns since",
     ),
     "a timestamp past datetime's years, then a map as a map's key, Any field": Case(
         LOOSE_PREFIX + b"\x92" + packed("t") + b"\x92" + WIDE + b"\x81\x80\x02",
@@ -178,7 +178,7 @@ CASES: dict[str, Case] = {
         len(LOOSE_PREFIX),
         LOOSE_ITEMS,
         options={"record_type": Loose},
-        message="field `payload[0]` timestamp is out of range",
+        message="field `payload[0]` timestamp is out of range",  # not located: no dict holds it
     ),
     "nesting 2000 deep, Item": Case(
         PREFIX + DEEP, DecodeError, 3, START, PREFIX_ITEMS, msgpack.StackError

@@ -1,6 +1,5 @@
-"""What the package relies on msgspec to do and say: the message formats ``messages.py`` and
-``untyped.py`` parse into the reader's own, and the behaviours the wire forms and the kinds
-are built on.
+"""What the package relies on msgspec to do and say: the message formats ``messages.py``
+parses into the reader's own, and the behaviours the wire forms and the kinds are built on.
 
 An upgrade of msgspec that changes one of these fails here, by name, rather than garbling the
 reader's messages or its decoding somewhere else.
@@ -16,7 +15,7 @@ import msgpack
 import msgspec
 import pytest
 
-from msgpack_reader_py._types import messages, untyped
+from msgpack_reader_py._types import messages
 
 
 def failure(tp: Any, value: Any, **options: Any) -> str:
@@ -122,11 +121,11 @@ def test_a_union_holds_array_like_or_map_like_tagged_structs_not_both() -> None:
 
 def test_an_invalid_timestamp_and_ones_past_datetimes_years() -> None:
     bad = b"\xc7\x05\xff" + b"\xff" * 5  # the timestamp extension, 5 bytes: no such length
-    with pytest.raises(msgspec.ValidationError, match=f"^{untyped._BAD_TIMESTAMP}"):
+    with pytest.raises(msgspec.ValidationError, match=f"^{messages._BAD_TIMESTAMP}"):
         msgspec.msgpack.decode(bad)
     # A valid one past datetime's years: refused untyped, where msgspec looks no further.
     wide = msgpack.packb(msgpack.Timestamp(-(2**62), 0))
-    with pytest.raises(msgspec.ValidationError, match=f"^{untyped._WIDE_TIMESTAMP}"):
+    with pytest.raises(msgspec.ValidationError, match=f"^{messages._WIDE_TIMESTAMP}"):
         msgspec.msgpack.decode(wide)
     # Past year 9999 once rounded to the microsecond: a bare ValueError, with no path.
     last = msgpack.packb(msgpack.Timestamp(253402300799, 999999999))

@@ -34,6 +34,7 @@ EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 DUCKDB_KEEPS_NANOSECONDS = int(importlib.metadata.version("duckdb").split(".")[0]) >= 2
 LOST = r"field `at` holds timestamps to the nanosecond \(msgpack\.Timestamp\), and DuckDB"
 ARROW_NS = (-(2**63), 2**63 - 1)  # what an int64 column of nanoseconds holds
+PAST_THE_YEARS = msgpack.Timestamp(-(2**62), 0)  # a valid timestamp no datetime holds
 
 
 @dataclasses.dataclass
@@ -173,6 +174,32 @@ def test_anything_but_the_timestamp_is_refused_by_name(value: Any, reason: str) 
 def test_a_broken_timestamp_is_refused(extension: bytes, why: str) -> None:
     with pytest.raises(RecordError, match=f"field `at` expected Timestamp, got {why}"):
         list(StreamingReader(b"\x92\x00" + extension, Stamped))
+
+
+@dataclasses.dataclass
+class Wide:
+    at: dt.datetime
+    payload: Any = None
+
+
+@pytest.mark.parametrize(
+    ("record", "path"),
+    [
+        ([PAST_THE_YEARS], "at"),
+        ([EPOCH, PAST_THE_YEARS], "payload"),
+        ([EPOCH, {"k": [1, PAST_THE_YEARS]}], "payload['k'][1]"),
+    ],
+)
+def test_a_timestamp_past_datetimes_years_is_named_where_a_datetime_holds_it(
+    record: list[Any], path: str
+) -> None:
+    # msgspec refuses it with a path and no value: the reader says which, and where.
+    with pytest.raises(RecordError) as caught:
+        list(StreamingReader(msgpack.packb(record, datetime=True), Wide))
+    assert caught.value.reason == (
+        f"field `{path}` holds the timestamp -4611686018427387904000000000 ns since the epoch, "
+        "outside datetime's range (years 1 to 9999, to the microsecond)"
+    )
 
 
 def test_a_column_refuses_a_timestamp_past_its_years_by_name() -> None:

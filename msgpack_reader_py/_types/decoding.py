@@ -50,6 +50,7 @@ from .messages import (
     guarded_hook,
     is_map_as_key,
     is_mapping,
+    is_wide_timestamp,
     one_shape,
     phrase,
 )
@@ -122,7 +123,12 @@ class _Decoding:
                     )
                 raise broken from cause
             if isinstance(exc, msgspec.ValidationError):
-                raise self._failure(str(exc), data) from exc
+                # msgspec names where a timestamp past datetime's years is, but not which.
+                wide = is_wide_timestamp(exc)
+                found = locate(self.record_type, data, self._hook) if wide else None
+                if found is None:
+                    raise self._failure(str(exc), data) from exc
+                raise RecordFailure(found[1], field=found[0]) from exc
             reason = MAP_AS_KEY if is_map_as_key(exc) else f"{type(exc).__name__}: {exc}"
             raise self._located(data, reason) from exc
 

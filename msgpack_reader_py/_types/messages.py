@@ -41,7 +41,10 @@ __all__ = [
     "guarded_hook",
     "hook_name",
     "invalid_utf8",
+    "is_bad_timestamp",
+    "is_map_as_key",
     "is_mapping",
+    "is_wide_timestamp",
     "one_shape",
     "phrase",
 ]
@@ -137,6 +140,22 @@ _UNHASHABLE_KEY = "map keys must be hashable"  # msgspec's words
 
 MAP_AS_KEY = "a map's key is a map, which no Python dict holds"
 """Why a record with a map as a map's key (valid MessagePack) is refused, typed or not."""
+
+
+_BAD_TIMESTAMP = "Invalid MessagePack timestamp"
+_WIDE_TIMESTAMP = "Timestamp is out of range"
+
+
+def is_bad_timestamp(exc: Exception) -> bool:
+    """Whether msgspec's ``exc`` says a timestamp extension is broken (its length, its
+    nanoseconds)."""
+    return str(exc).startswith(_BAD_TIMESTAMP)
+
+
+def is_wide_timestamp(exc: Exception) -> bool:
+    """Whether msgspec's ``exc`` refuses a valid timestamp past datetime's years (it says
+    where, but not what): untyped, it looks no further into the record."""
+    return str(exc).startswith(_WIDE_TIMESTAMP)
 
 
 def is_map_as_key(exc: Exception) -> bool:

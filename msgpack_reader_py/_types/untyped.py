@@ -24,7 +24,9 @@ from .messages import (
     guarded_hook,
     hook_name,
     invalid_utf8,
+    is_bad_timestamp,
     is_map_as_key,
+    is_wide_timestamp,
 )
 from .repeats import Repeated, one_value_per_key, repeat_failure
 
@@ -130,10 +132,6 @@ def _untyped_failure(exc: Exception) -> RecordFailure:
     return RecordFailure(reason, decodable=False)
 
 
-_BAD_TIMESTAMP = "Invalid MessagePack timestamp"
-_WIDE_TIMESTAMP = "Timestamp is out of range"  # a valid one, past datetime's years
-
-
 def undecodable(decode: Callable[[Any], Any], data: Any) -> RecordFailure | None:
     """Why ``data`` is not valid MessagePack, if it is not: decoded untyped by msgspec
     (``decode``), it fails; or, where msgspec stops at a valid timestamp that no ``datetime``
@@ -146,9 +144,9 @@ def undecodable(decode: Callable[[Any], Any], data: Any) -> RecordFailure | None
     except RecursionError as exc:
         reason, cause = "nesting deeper than the decoder allows", exc
     except msgspec.ValidationError as exc:
-        if str(exc).startswith(_WIDE_TIMESTAMP):
+        if is_wide_timestamp(exc):
             return _undecodable_whole(data)
-        if not str(exc).startswith(_BAD_TIMESTAMP):  # pragma: no cover - untyped: only these
+        if not is_bad_timestamp(exc):  # pragma: no cover - untyped: only these
             return None
         reason, cause = INVALID_TIMESTAMP, exc
     except msgspec.DecodeError as exc:
