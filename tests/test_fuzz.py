@@ -361,17 +361,18 @@ def _as_msgspec_decodes(value: Any, *, key: bool = False) -> Any:
 
 
 def _holds_wide(value: Any) -> bool:
-    with deep_values():
-        return _wide_in(value)
-
-
-def _wide_in(value: Any) -> bool:
-    if value is _WIDE:
-        return True
-    if isinstance(value, list | tuple):
-        return any(_wide_in(v) for v in value)
-    if isinstance(value, dict):
-        return any(_wide_in(k) or _wide_in(v) for k, v in value.items())
+    # A walk of its own, not a recursion: values nest as deep as msgpack allows, deeper than
+    # the C stack CPython 3.12 gives nested calls of any().
+    todo = [value]
+    while todo:
+        value = todo.pop()
+        if value is _WIDE:
+            return True
+        if isinstance(value, list | tuple):
+            todo.extend(value)
+        elif isinstance(value, dict):
+            todo.extend(value)
+            todo.extend(value.values())
     return False
 
 
