@@ -93,6 +93,26 @@ def truncated(tail: bytes) -> Case:
     return Case(PREFIX + tail, TruncatedStreamError, 3, START, PREFIX_ITEMS)
 
 
+def loose(
+    record: bytes,
+    error: type[ReaderError],
+    cause: type[BaseException] | None = None,
+    *,
+    message: str = "",
+    **options: Any,
+) -> Case:
+    """The stream of two good ``Loose`` records, then ``record``, which fails with ``error``."""
+    options["record_type"] = Loose
+    return Case(
+        LOOSE_PREFIX + record, error, 2, len(LOOSE_PREFIX), LOOSE_ITEMS, cause, options, message
+    )
+
+
+def payload_t(value: bytes) -> bytes:
+    """A ``Loose`` record of key ``t`` whose payload is ``value``, as it is on the wire."""
+    return b"\x92" + packed("t") + value
+
+
 CASES: dict[str, Case] = {
     # The stream ends inside a record.
     "cut after the array header": truncated(cut(BIG.to_list(), 1)),
@@ -107,14 +127,7 @@ CASES: dict[str, Case] = {
     "cut inside a str body": truncated(cut(BIG.to_list(), FILENAME + 4)),
     "cut one byte short": truncated(cut(BIG.to_list(), ITEM_FIELDS[-1] - 1)),
     "8 fields declared, 3 present": truncated(b"\x98" + packed(1) + packed(2) + packed(3)),
-    "cut inside a nested map": Case(
-        LOOSE_PREFIX + packed(["m", {"a": 1, "b": 2}])[:-2],
-        TruncatedStreamError,
-        2,
-        len(LOOSE_PREFIX),
-        LOOSE_ITEMS,
-        options={"record_type": Loose},
-    ),
+    "cut inside a nested map": loose(packed(["m", {"a": 1, "b": 2}])[:-2], TruncatedStreamError),
     # Not MessagePack.
     "0xc1 starting a record": Case(
         PREFIX + b"\xc1" + PREFIX, DecodeError, 3, START, PREFIX_ITEMS, msgpack.FormatError
@@ -152,33 +165,21 @@ CASES: dict[str, Case] = {
         UnicodeDecodeError,
         message="UTF-8",
     ),
-    "invalid timestamp after one past datetime's years, Any field": Case(
-        LOOSE_PREFIX + b"\x92" + packed("t") + b"\x92" + WIDE + b"\xd7\xff" + b"\xff" * 8,
+    "invalid timestamp after one past datetime's years, Any field": loose(
+        payload_t(b"\x92" + WIDE + b"\xd7\xff" + b"\xff" * 8),
         DecodeError,
-        2,
-        len(LOOSE_PREFIX),
-        LOOSE_ITEMS,
         ValueError,
-        {"record_type": Loose},
-        "invalid timestamp",
+        message="invalid timestamp",
     ),
-    "a timestamp past datetime's years, then an array as a map's key, Any field": Case(
-        LOOSE_PREFIX + b"\x92" + packed("t") + b"\x92" + WIDE + b"\x81\x91\x01\x02",
+    "a timestamp past datetime's years, then an array as a map's key, Any field": loose(
+        payload_t(b"\x92" + WIDE + b"\x81\x91\x01\x02"),
         RecordError,
-        2,
-        len(LOOSE_PREFIX),
-        LOOSE_ITEMS,
-        options={"record_type": Loose},
         message="field `payload[0]` holds the timestamp -4611686018427387904000000000 ns since",
     ),
-    "a timestamp past datetime's years, then a map as a map's key, Any field": Case(
-        LOOSE_PREFIX + b"\x92" + packed("t") + b"\x92" + WIDE + b"\x81\x80\x02",
+    "a timestamp past datetime's years, then a map as a map's key, Any field": loose(
+        payload_t(b"\x92" + WIDE + b"\x81\x80\x02"),
         RecordError,
-        2,
-        len(LOOSE_PREFIX),
-        LOOSE_ITEMS,
-        options={"record_type": Loose},
-        message="field `payload[0]` timestamp is out of range",  # not located: no dict holds it
+        message="field `payload[0]` timestamp is out of range",  # no dict holds it: not located
     ),
     "nesting 2000 deep, Item": Case(
         PREFIX + DEEP, DecodeError, 3, START, PREFIX_ITEMS, msgpack.StackError
@@ -192,34 +193,14 @@ CASES: dict[str, Case] = {
         msgpack.StackError,
         {"mapper": Item.from_list},
     ),
-    "nesting 2000 deep, Any field": Case(
-        LOOSE_PREFIX + b"\x92" + packed("deep") + DEEP,
-        DecodeError,
-        2,
-        len(LOOSE_PREFIX),
-        LOOSE_ITEMS,
-        msgpack.StackError,
-        {"record_type": Loose},
+    "nesting 2000 deep, Any field": loose(
+        b"\x92" + packed("deep") + DEEP, DecodeError, msgpack.StackError
     ),
-    "timestamp ext of invalid length": Case(
-        LOOSE_PREFIX + b"\x92" + packed("t") + b"\xc7\x03\xff\x00\x00\x00",
-        DecodeError,
-        2,
-        len(LOOSE_PREFIX),
-        LOOSE_ITEMS,
-        ValueError,
-        {"record_type": Loose},
-        "invalid timestamp",
+    "timestamp ext of invalid length": loose(
+        payload_t(b"\xc7\x03\xff\x00\x00\x00"), DecodeError, ValueError, message="invalid timestamp"
     ),
-    "timestamp64 with nanoseconds over 999999999": Case(
-        LOOSE_PREFIX + b"\x92" + packed("t") + b"\xd7\xff" + b"\xff" * 8,
-        DecodeError,
-        2,
-        len(LOOSE_PREFIX),
-        LOOSE_ITEMS,
-        ValueError,
-        {"record_type": Loose},
-        "nanoseconds",
+    "timestamp64 with nanoseconds over 999999999": loose(
+        payload_t(b"\xd7\xff" + b"\xff" * 8), DecodeError, ValueError, message="nanoseconds"
     ),
     # Larger than max_record_size.
     "str longer than max_record_size": Case(
@@ -281,25 +262,17 @@ CASES: dict[str, Case] = {
         {"max_record_size": 1000, "mapper": Item.from_list},
         "max_record_size=1000",
     ),
-    "array32 header 0xffffffff, Any field": Case(
-        LOOSE_PREFIX + b"\xdd\xff\xff\xff\xff",
+    "array32 header 0xffffffff, Any field": loose(
+        b"\xdd\xff\xff\xff\xff",
         RecordTooLargeError,
-        2,
-        len(LOOSE_PREFIX),
-        LOOSE_ITEMS,
-        None,
-        {"max_record_size": 1000, "record_type": Loose},
-        "max_record_size=1000",
+        max_record_size=1000,
+        message="max_record_size=1000",
     ),
-    "map32 header 0xffffffff, Any field": Case(
-        LOOSE_PREFIX + b"\x92\xa1k\xdf\xff\xff\xff\xff",
+    "map32 header 0xffffffff, Any field": loose(
+        b"\x92\xa1k\xdf\xff\xff\xff\xff",
         RecordTooLargeError,
-        2,
-        len(LOOSE_PREFIX),
-        LOOSE_ITEMS,
-        None,
-        {"max_record_size": 1000, "record_type": Loose},
-        "max_record_size=1000",
+        max_record_size=1000,
+        message="max_record_size=1000",
     ),
     # Valid MessagePack, not a record.
     # A map is a record when it has a key per field without a default; these have not.
@@ -328,13 +301,9 @@ CASES: dict[str, Case] = {
         PREFIX_ITEMS,
         message="field `line` is missing (a map without its key, and no default)",
     ),
-    "map without a key, Any field": Case(
-        LOOSE_PREFIX + packed({"key": "k"}),
+    "map without a key, Any field": loose(
+        packed({"key": "k"}),
         RecordError,
-        2,
-        len(LOOSE_PREFIX),
-        LOOSE_ITEMS,
-        options={"record_type": Loose},
         message="field `payload` is missing (a map without its key, and no default)",
     ),
     "map with a key naming no field, forbid_unknown_keys": Case(
@@ -357,15 +326,7 @@ CASES: dict[str, Case] = {
     "str of 8 characters": Case(
         PREFIX + packed("ABCDEFGH") + PREFIX, RecordError, 3, START, PREFIX_ITEMS, message="str"
     ),
-    "str of 2 characters, Any field": Case(
-        LOOSE_PREFIX + packed("kv"),
-        RecordError,
-        2,
-        len(LOOSE_PREFIX),
-        LOOSE_ITEMS,
-        options={"record_type": Loose},
-        message="str",
-    ),
+    "str of 2 characters, Any field": loose(packed("kv"), RecordError, message="str"),
     "bin of 8 bytes": Case(PREFIX + packed(b"ABCDEFGH"), RecordError, 3, START, PREFIX_ITEMS),
     "an int": Case(PREFIX + packed(42) + PREFIX, RecordError, 3, START, PREFIX_ITEMS, message="42"),
     "nil": Case(PREFIX + packed(None), RecordError, 3, START, PREFIX_ITEMS, message="None"),
@@ -396,15 +357,7 @@ CASES: dict[str, Case] = {
         options={"mapper": Item.from_list},
         message="cannot build a record with Item.from_list: TypeError: ",
     ),
-    "3-element array, Any field": Case(
-        LOOSE_PREFIX + packed(["k", 1, 2]),
-        RecordError,
-        2,
-        len(LOOSE_PREFIX),
-        LOOSE_ITEMS,
-        options={"record_type": Loose},
-        message="2 fields",
-    ),
+    "3-element array, Any field": loose(packed(["k", 1, 2]), RecordError, message="2 fields"),
     "str for an int": Case(
         PREFIX + packed([*BIG.to_list()[:4], "12", *BIG.to_list()[5:]]) + PREFIX,
         RecordError,

@@ -124,11 +124,11 @@ class _Decoding:
                 raise broken from cause
             if isinstance(exc, msgspec.ValidationError):
                 # msgspec names where a timestamp past datetime's years is, but not which.
-                wide = is_wide_timestamp(exc)
-                found = locate(self.record_type, data, self._hook) if wide else None
-                if found is None:
-                    raise self._failure(str(exc), data) from exc
-                raise RecordFailure(found[1], field=found[0]) from exc
+                if is_wide_timestamp(exc):
+                    found = locate(self.record_type, data, self._hook)
+                    if found is not None:
+                        raise RecordFailure(found[1], field=found[0]) from exc
+                raise self._failure(str(exc), data) from exc
             reason = MAP_AS_KEY if is_map_as_key(exc) else f"{type(exc).__name__}: {exc}"
             raise self._located(data, reason) from exc
 
