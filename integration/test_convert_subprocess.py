@@ -124,6 +124,30 @@ def test_empty_input(tmp_path: Path) -> None:
     assert_directory_holds(tmp_path, {out.name})
 
 
+@pytest.mark.parametrize("to", ["parquet", "jsonl"])
+def test_a_query_in_the_program_as_in_a_caller(
+    tmp_path: Path, reference_path: Path, to: str
+) -> None:
+    """The program starts pyarrow without numpy (cli._common._start_arrow), and DuckDB then
+    imports numpy to run the query: the rows are those the same command gives called from a
+    program, whose pyarrow has numpy."""
+    query = ["--where", "value > 50 and filename like '%A%'", "--select", "path,id,value"]
+    args = ["convert", str(reference_path), *ITEM, *query, "--to", to, "-o"]
+    result = run(*args, str(tmp_path / "program"))
+    assert (result.returncode, result.stderr) == (0, b"")
+    called = run(
+        "-c",
+        "import sys; from msgpack_reader_py.cli import main; sys.exit(main(sys.argv[1:]))",
+        *args,
+        str(tmp_path / "called"),
+        command=[sys.executable],
+    )
+    assert (called.returncode, called.stderr) == (0, b"")
+    written = (tmp_path / "program").read_bytes()
+    assert written == (tmp_path / "called").read_bytes()
+    assert len(written) > 100  # rows written, not a schema alone
+
+
 # --- failures ------------------------------------------------------------------------------------
 
 

@@ -1,5 +1,5 @@
 """``python -m msgpack_reader_py`` and the ``msgpack-reader`` command: the command line
-(:func:`msgpack_reader_py.cli.main`), started so that a Ctrl-C, TERM or HUP while it imports
+(:func:`msgpack_reader_py.cli.program`), started so that a Ctrl-C, TERM or HUP while it imports
 ends it as quietly as one later does."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def main() -> int:
     """
     noted: list[int] = []
     with _noting(noted):
-        from .cli import main as command
+        from .cli import program as command
     if noted:
         return 128 + noted[0]
     status = command()

@@ -50,7 +50,7 @@ from ._common import (
 )
 from ._read import summarise
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "program"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -76,9 +76,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def program() -> int:
+    """Run the command line as the program (``msgpack-reader``, ``python -m
+    msgpack_reader_py``): on ``sys.argv``, in a process that is the command's alone, which
+    ends when it returns (see :data:`~._common.PROCESS`)."""
+    PROCESS.is_command = True
+    return main()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
-    PROCESS.is_command = argv is None
     with _notes(), _terminable():
         try:
             parser = build_parser()

@@ -466,10 +466,10 @@ def require_extra(feature: str, extra: str) -> None:
 
 @dataclasses.dataclass
 class _Process:
-    """What :func:`~msgpack_reader_py.cli.main` says of this process: ``is_command`` when it
-    runs as the program (its arguments ``sys.argv``'s: the console script, ``python -m``), not
-    called by a program of its own with arguments; only then is the process's pyarrow the
-    command line's to set up."""
+    """Whether this process is the program's (:func:`~msgpack_reader_py.cli.program`: the
+    console script, ``python -m``), not a program of its own that calls
+    :func:`~msgpack_reader_py.cli.main`: only then is the process's pyarrow the command
+    line's to set up, as the process ends with the command."""
 
     is_command: bool = False
 
@@ -478,44 +478,44 @@ PROCESS = _Process()
 
 
 def _start_arrow() -> None:
-    """Start pyarrow in this process as if pandas were not installed, and numpy's linear
-    algebra on one thread (where the process is the command's alone: :data:`PROCESS`).
+    """Start pyarrow in this process as if numpy and pandas were not installed (where the
+    process is the program's: :data:`PROCESS`); none of the command line's work gives pyarrow
+    an array of numpy's or asks it for one.
 
-    pyarrow imports pandas on the first array it builds (to ask whether the values are a
-    pandas Series): 0.3-0.4 s on every command that writes Arrow or Parquet or runs a query
-    (where DuckDB does not import pandas itself: 1.x does), none of which gives pyarrow a
-    pandas object. pyarrow tries that import once and remembers
-    the answer, so pandas is absent for that one try only: a later caller that needs pandas
-    (``to_pandas()``) still gets it, imported then. Forked workers start with the same state.
-
-    pyarrow imports numpy, whose OpenBLAS starts a thread per core that spins for about
-    0.1 s of CPU time, taken from the conversion's own threads and workers; the command line
-    does no linear algebra, so it asks for one thread (``OPENBLAS_NUM_THREADS``, unless set).
+    pyarrow imports numpy as it starts (0.06-0.1 s, more than pyarrow itself takes), and
+    pandas on the first array it builds (0.3-0.4 s: to ask whether the values are a pandas
+    Series), on every command that writes Arrow or Parquet or runs a query, and in each of
+    its workers, which start with this process's state. pyarrow 17 and later take numpy as
+    optional: without it they refuse only what needs it (``to_numpy``, ``to_pandas``), and
+    the program, which ends with the command, never asks. numpy and pandas stay importable:
+    DuckDB imports numpy when it runs a query. Should numpy come with a user's module first,
+    pyarrow takes it as it is, and its OpenBLAS is asked for one thread, not a thread per
+    core spinning for 0.1 s of CPU time taken from the conversion's own threads and workers
+    (``OPENBLAS_NUM_THREADS``, unless set).
     """
-    if "numpy" not in sys.modules:
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    if "pandas" in sys.modules:
-        return  # imported already: nothing to save
-    import pyarrow as pa
-
-    hidden = _Absent("pandas")
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    if "pyarrow" in sys.modules:
+        return  # started already: nothing to save
+    hidden = _Absent(*(name for name in ("numpy", "pandas") if name not in sys.modules))
     sys.meta_path.insert(0, hidden)
     try:
+        import pyarrow as pa
+
         pa.array([], pa.null())
     finally:
         sys.meta_path.remove(hidden)
 
 
 class _Absent:
-    """Imports of one package fail as they do where it is not installed: a finder of
+    """Imports of some packages fail as they do where they are not installed: a finder of
     :data:`sys.meta_path` (by its ``find_spec``; ``importlib.abc``, 13 ms to import, is not
     needed for that)."""
 
-    def __init__(self, name: str) -> None:
-        self._name = name
+    def __init__(self, *names: str) -> None:
+        self._names = names
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> ModuleSpec | None:
-        if fullname.partition(".")[0] == self._name:
+        if fullname.partition(".")[0] in self._names:
             raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
         return None  # the other finders look for it
 
