@@ -77,9 +77,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def program() -> int:
-    """Run the command line as the program (``msgpack-reader``, ``python -m
-    msgpack_reader_py``): on ``sys.argv``, in a process that is the command's alone, which
-    ends when it returns (see :data:`~._common.PROCESS`)."""
+    """Run the command line as the program does (``msgpack-reader``, ``python -m
+    msgpack_reader_py``): on ``sys.argv``, in a process that is the command's alone and ends
+    when it returns. Only then does it start pyarrow without numpy and pandas, which it
+    never hands an array (60-100 ms of numpy's import, 0.3-0.4 s of pandas'), after which
+    pyarrow's ``to_numpy()`` and ``to_pandas()`` must not be called in the process (the
+    first refuses; the second crashes it). Call :func:`main` from a program of your own."""
     PROCESS.is_command = True
     return main()
 
