@@ -486,14 +486,16 @@ def _start_arrow() -> None:
     pandas on the first array it builds (0.3-0.4 s: to ask whether the values are a pandas
     Series), on every command that writes Arrow or Parquet or runs a query, and in each of
     its workers, which start with this process's state. pyarrow 17 and later take numpy as
-    optional: without it they refuse only what needs it (``to_numpy``, ``to_pandas``), and
-    the program, which ends with the command, never asks. numpy and pandas stay importable:
-    DuckDB imports numpy when it runs a query. Should numpy come with a user's module first,
-    pyarrow takes it as it is, and its OpenBLAS is asked for one thread, not a thread per
-    core spinning for 0.1 s of CPU time taken from the conversion's own threads and workers
-    (``OPENBLAS_NUM_THREADS``, unless set).
+    optional: without it they build, write and read every column the command line does;
+    what needs numpy (``to_numpy``, ``to_pandas``, which then crashes the process) the
+    program, which ends with the command, never asks for. numpy and pandas stay importable:
+    DuckDB imports numpy when it runs a query, and its OpenBLAS is then asked for one thread,
+    not a thread per core spinning for 0.1 s of CPU time taken from the conversion's own
+    threads and workers (``OPENBLAS_NUM_THREADS``, unless set). Should numpy come first, with
+    a user's module, pyarrow takes it as it is.
     """
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if "pyarrow" in sys.modules:
         return  # started already: nothing to save
     hidden = _Absent(*(name for name in ("numpy", "pandas") if name not in sys.modules))
