@@ -496,8 +496,7 @@ def _start_arrow() -> None:
     """
     if "numpy" not in sys.modules:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    if "pyarrow" in sys.modules:
-        return  # started already: nothing to save
+    # Where pyarrow is imported already (by a user's module), pandas may still be spared.
     hidden = _Absent(*(name for name in ("numpy", "pandas") if name not in sys.modules))
     sys.meta_path.insert(0, hidden)
     try:
