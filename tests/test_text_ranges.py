@@ -223,16 +223,22 @@ def test_write_from_onto_a_full_disk_names_the_output(tmp_path: Path) -> None:
     assert info.value.filename == "OUT"
 
 
+@pytest.mark.parametrize("spare", [0, 1])
 def test_the_workers_spool_in_memory_only_where_it_has_room(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spare: int
 ) -> None:
+    """Room for the ranges in hand (two per worker, four times each: 16 times the widest
+    range for two workers) is in memory; a byte less is the temporary directory. The free
+    space is the test's, not the disk's, which other tests fill and empty meanwhile."""
     from msgpack_reader_py._split.ranges import ByteRange
 
+    widest = 1500
+    free = 16 * widest - 1 + spare
     monkeypatch.setattr(parallel, "_MEMORY", str(tmp_path))
-    free = os.statvfs(tmp_path).f_bavail * os.statvfs(tmp_path).f_frsize
-    small = [ByteRange(0, 0, 1000), ByteRange(1, 1000, 1500)]
-    assert parallel._spool_room(small, 2) == str(tmp_path)
-    huge = [ByteRange(0, 0, free // 16 + 1)]  # two in hand per worker, four times each
-    assert parallel._spool_room(huge, 2) is None
+    monkeypatch.setattr(
+        os, "statvfs", lambda path: os.statvfs_result((0, 1, 0, 0, free, 0, 0, 0, 0, 0))
+    )
+    ranges = [ByteRange(0, 0, 1000), ByteRange(1, 1000, 1000 + widest)]
+    assert parallel._spool_room(ranges, 2) == (str(tmp_path) if spare else None)
     monkeypatch.setattr(parallel, "_MEMORY", str(tmp_path / "none"))
-    assert parallel._spool_room(small, 2) is None
+    assert parallel._spool_room(ranges, 2) is None
