@@ -418,6 +418,84 @@ def test_column_formats_without_pyarrow_are_one_error_line(
     assert_directory_holds(tmp_path, set())
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["convert", "--to", "parquet", "-o", "OUT"],
+        ["convert", "--to", "arrow", "-o", "OUT"],
+        ["dump", "--where", "id > 1"],
+    ],
+)
+def test_a_pyarrow_too_old_is_one_error_line(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    reference_path: Path,
+    argv: list[str],
+) -> None:
+    """pyarrow 22 and before would write some rows twice: refused before a record is read."""
+    import pyarrow
+
+    monkeypatch.setattr(pyarrow, "__version__", "22.0.0")
+    monkeypatch.chdir(tmp_path)
+    assert main([argv[0], str(reference_path), *ITEM, *argv[1:]]) == EXIT_DATA_ERROR
+    stdout, err = capsys.readouterr()
+    assert stdout == ""
+    feature = "--where" if "--where" in argv else f"--to {argv[2]}"
+    assert error_line(err) == (
+        f"error: {feature} needs pyarrow 23 or later, and 22.0.0 is installed: pip install -U "
+        "'pyarrow>=23' (or install msgpack-reader-py with its 'arrow' extra)"
+    )
+    assert_directory_holds(tmp_path, set())
+
+
+def test_the_arrow_readers_refuse_a_pyarrow_too_old() -> None:
+    """The library's Arrow features refuse it as they are imported, as a missing pyarrow."""
+    import subprocess
+
+    code = (
+        "import pyarrow; pyarrow.__version__ = '22.0.0'\n"
+        "from msgpack_reader_py._base.extras import MissingExtraError\n"
+        "try:\n"
+        "    from msgpack_reader_py import read_table\n"
+        "except MissingExtraError as exc:\n"
+        "    print(exc)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout == (
+        "the Arrow readers (read_table, read_batches, BatchReader, arrow_schema) needs pyarrow "
+        "23 or later, and 22.0.0 is installed: pip install -U 'pyarrow>=23' (or install "
+        "msgpack-reader-py with its 'arrow' extra)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("version", "refused"),
+    [
+        ("22.0.0", True),
+        ("8.0.1", True),
+        ("", True),
+        ("23.0.0", False),
+        ("23.0.0.dev12", False),
+        ("26.0.1", False),
+        ("100.0.0", False),
+    ],
+)
+def test_check_pyarrow_refuses_a_version_before_the_oldest(version: str, refused: bool) -> None:
+    from msgpack_reader_py._base.extras import (
+        PYARROW_OLDEST,
+        MissingExtraError,
+        check_pyarrow,
+    )
+
+    assert PYARROW_OLDEST == 23
+    if refused:
+        with pytest.raises(MissingExtraError, match=f"needs pyarrow 23 or later, and {version} is"):
+            check_pyarrow(version, "it")
+    else:
+        check_pyarrow(version, "it")
+
+
 @pytest.mark.parametrize("command", ["dump", "count", "convert"])
 def test_where_without_its_extra_names_every_package_it_needs_at_once(
     monkeypatch: pytest.MonkeyPatch,

@@ -23,14 +23,9 @@ import typing
 from collections.abc import Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
+
 from .._base.checks import positive
-from .._base.extras import ARROW_FEATURE, missing_extra
-
-try:
-    import pyarrow as pa
-except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
-    raise missing_extra(exc, "arrow", feature=ARROW_FEATURE) from None
-
 from .._base.errors import ReaderError
 from .._base.log import note_skipped
 from .._base.options import ReadKeywords, ReadOptions

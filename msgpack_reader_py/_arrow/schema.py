@@ -16,13 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgpack
-
-from .._base.extras import ARROW_FEATURE, missing_extra
-
-try:
-    import pyarrow as pa
-except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
-    raise missing_extra(exc, "arrow", feature=ARROW_FEATURE) from None
+import pyarrow as pa
 
 from .._base.cache import cached
 from .._base.errors import describe

@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
-__all__ = ["ARROW_FEATURE", "MissingExtraError", "missing_extra", "require"]
+__all__ = [
+    "ARROW_FEATURE",
+    "PYARROW_OLDEST",
+    "MissingExtraError",
+    "check_pyarrow",
+    "missing_extra",
+    "require",
+]
 
 ARROW_FEATURE = "the Arrow readers (read_table, read_batches, BatchReader, arrow_schema)"
 """How a missing pyarrow names what needed it."""
+
+PYARROW_OLDEST = 23
+"""The oldest pyarrow (its major version) the Arrow features are made and tested for. Before
+23, a ``RecordBatch`` made from a slice of a struct array kept its columns whole, so a batch
+cut from the rows read held rows again that another batch holds; before 20, ``to_pylist``
+took no ``maps_as_pydicts``; before 19 there was no JSON type, and text columns were written
+as JSON strings, quotes and all."""
 
 
 class MissingExtraError(ModuleNotFoundError):
@@ -28,6 +42,20 @@ def missing_extra(exc: ModuleNotFoundError, extra: str, *, feature: str) -> Miss
     if name:
         name = name.partition(".")[0]  # the distribution to install, not the submodule that failed
     return _missing(feature, [name] if name else [], extra, name)
+
+
+def check_pyarrow(version: str, feature: str) -> None:
+    """Raise :class:`MissingExtraError` where pyarrow ``version`` is older than
+    :data:`PYARROW_OLDEST`: its output would be wrong, not refused."""
+    major = version.partition(".")[0]
+    if major.isdigit() and int(major) >= PYARROW_OLDEST:
+        return
+    message = (
+        f"{feature} needs pyarrow {PYARROW_OLDEST} or later, and {version} is installed: pip "
+        f"install -U 'pyarrow>={PYARROW_OLDEST}' (or install msgpack-reader-py with its 'arrow' "
+        "extra)"
+    )
+    raise MissingExtraError(message, name="pyarrow")
 
 
 def require(feature: str, extra: str, *modules: str) -> None:

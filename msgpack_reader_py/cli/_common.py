@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn
 from .._analysis.inferred import spool_limit_text
 from .._base.errors import ReaderError, RecordError, RecordTooLargeError
 from .._base.ext import fluentd_event_time
-from .._base.extras import MissingExtraError, require
+from .._base.extras import MissingExtraError, check_pyarrow, require
 from .._base.options import DEFAULT_MAX_RECORD_SIZE, DEFAULT_READ_SIZE, ReadOptions
 from .._output.progress import MODES, Mode, ProgressUnavailable, Update, progress_bar
 from .._readers.streaming_reader import RowBatches, SourceReader, StreamingReader
@@ -455,13 +455,16 @@ only lends them a progress bar and DataFrames)."""
 
 def require_extra(feature: str, extra: str) -> None:
     """Fail at once, naming every package ``feature`` (of the ``extra`` extra) needs that is
-    not installed."""
+    not installed, or the pyarrow installed where it is too old to write what it is given."""
     try:
         require(feature, extra, *_NEEDS[extra])
+        if PROCESS.is_command:
+            _start_arrow()
+        import pyarrow  # every feature of these extras builds Arrow columns
+
+        check_pyarrow(pyarrow.__version__, feature)
     except MissingExtraError as exc:
         raise Failure(str(exc)) from None
-    if PROCESS.is_command:
-        _start_arrow()
 
 
 @dataclasses.dataclass
@@ -485,7 +488,7 @@ def _start_arrow() -> None:
     pyarrow imports numpy as it starts (0.06-0.1 s, more than pyarrow itself takes), and
     pandas on the first array it builds (0.3-0.4 s: to ask whether the values are a pandas
     Series), on every command that writes Arrow or Parquet or runs a query, and in each of
-    its workers, which start with this process's state. pyarrow 17 and later take numpy as
+    its workers, which start with this process's state. pyarrow 18 and later take numpy as
     optional: without it they build, write and read every column the command line does;
     what needs numpy (``to_numpy``, ``to_pandas``, which then crashes the process) the
     program, which ends with the command, never asks for. numpy and pandas stay importable:
