@@ -17,9 +17,9 @@ ARROW_FEATURE = "the Arrow readers (read_table, read_batches, BatchReader, arrow
 PYARROW_OLDEST = 23
 """The oldest pyarrow (its major version) the Arrow features are made and tested for. Before
 23, a ``RecordBatch`` made from a slice of a struct array kept its columns whole, so a batch
-cut from the rows read held rows again that another batch holds; before 20, ``to_pylist``
-took no ``maps_as_pydicts``; before 19 there was no JSON type, and text columns were written
-as JSON strings, quotes and all."""
+cut from the rows read held rows again that another batch holds; 19 and before took no
+``maps_as_pydicts`` in ``to_pylist``; before 19 there was no JSON type, and text columns
+were written as JSON strings, quotes and all."""
 
 
 class MissingExtraError(ModuleNotFoundError):
