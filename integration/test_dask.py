@@ -745,7 +745,8 @@ def test_a_missing_extra_says_what_to_install(
         monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.setitem(sys.modules, blocked, None)
     path, _, attribute = module.partition(":")
-    for name in [path, "msgpack_reader_py._arrow.reader", "msgpack_reader_py._arrow.schema"]:
+    arrow = [f"msgpack_reader_py._arrow{name}" for name in ("", ".reader", ".schema")]
+    for name in [path, *arrow]:  # imported again: the package's guard (_arrow) runs again
         if name != "msgpack_reader_py":
             monkeypatch.delitem(sys.modules, name, raising=False)
     monkeypatch.delitem(msgpack_reader_py.__dict__, attribute or "-", raising=False)
