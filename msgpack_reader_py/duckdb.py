@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._base.checks import positive
-from ._base.extras import missing_extra
+from ._base.extras import check_version, missing_extra
 
 try:
     import duckdb
@@ -37,6 +37,8 @@ from ._arrow.duckdb_types import refuse_lost_nanoseconds
 from ._arrow.reader import DEFAULT_BATCH_SIZE, ArrowJob, files_batches
 from ._base.options import ReadKeywords, ReadOptions
 from ._stream.files import Paths, local_files
+
+check_version("duckdb", duckdb.__version__, "msgpack_reader_py.duckdb", "duckdb")
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

@@ -441,59 +441,111 @@ def test_a_pyarrow_too_old_is_one_error_line(
     assert main([argv[0], str(reference_path), *ITEM, *argv[1:]]) == EXIT_DATA_ERROR
     stdout, err = capsys.readouterr()
     assert stdout == ""
-    feature = "--where" if "--where" in argv else f"--to {argv[2]}"
+    feature, extra = ("--where", "duckdb") if "--where" in argv else (f"--to {argv[2]}", "arrow")
     assert error_line(err) == (
         f"error: {feature} needs pyarrow 23 or later, and 22.0.0 is installed: pip install -U "
-        "'pyarrow>=23' (or install msgpack-reader-py with its 'arrow' extra)"
+        f"'pyarrow>=23' (or install msgpack-reader-py with its '{extra}' extra)"
     )
     assert_directory_holds(tmp_path, set())
 
 
-def test_the_arrow_readers_refuse_a_pyarrow_too_old() -> None:
-    """The library's Arrow features refuse it as they are imported, as a missing pyarrow."""
+@pytest.mark.parametrize(
+    ("package", "old", "statement", "said"),
+    [
+        (
+            "pyarrow",
+            "22.0.0",
+            "from msgpack_reader_py import read_table",
+            "the Arrow readers (read_table, read_batches, BatchReader, arrow_schema) needs "
+            "pyarrow 23 or later, and 22.0.0 is installed: pip install -U 'pyarrow>=23' (or "
+            "install msgpack-reader-py with its 'arrow' extra)",
+        ),
+        (
+            "duckdb",
+            "1.5.3",
+            "import msgpack_reader_py.duckdb",
+            "msgpack_reader_py.duckdb needs duckdb 1.5.4 or later, and 1.5.3 is installed: pip "
+            "install -U 'duckdb>=1.5.4' (or install msgpack-reader-py with its 'duckdb' extra)",
+        ),
+    ],
+)
+def test_the_library_refuses_a_release_too_old_as_it_is_imported(
+    package: str, old: str, statement: str, said: str
+) -> None:
+    """As a missing package is refused: the module that needs it does not import."""
     import subprocess
 
     code = (
-        "import pyarrow; pyarrow.__version__ = '22.0.0'\n"
+        f"import {package}; {package}.__version__ = {old!r}\n"
         "from msgpack_reader_py._base.extras import MissingExtraError\n"
         "try:\n"
-        "    from msgpack_reader_py import read_table\n"
+        f"    {statement}\n"
         "except MissingExtraError as exc:\n"
         "    print(exc)\n"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert run.stdout == (
-        "the Arrow readers (read_table, read_batches, BatchReader, arrow_schema) needs pyarrow "
-        "23 or later, and 22.0.0 is installed: pip install -U 'pyarrow>=23' (or install "
-        "msgpack-reader-py with its 'arrow' extra)\n"
-    )
+    assert run.stdout == said + "\n"
 
 
 @pytest.mark.parametrize(
-    ("version", "refused"),
+    ("package", "version", "refused"),
     [
-        ("22.0.0", True),
-        ("8.0.1", True),
-        ("", True),
-        ("23.0.0", False),
-        ("23.0.0.dev12", False),
-        ("26.0.1", False),
-        ("100.0.0", False),
+        ("pyarrow", "22.0.0", True),
+        ("pyarrow", "8.0.1", True),
+        ("pyarrow", "", True),
+        ("pyarrow", "23.0.0", False),
+        ("pyarrow", "23.0.0.dev12", False),
+        ("pyarrow", "100.0.0", False),
+        ("duckdb", "1.5.3", True),
+        ("duckdb", "1.4.5", True),
+        ("duckdb", "1.5", True),
+        ("duckdb", "1.5.4", False),
+        ("duckdb", "1.5.10", False),
+        ("duckdb", "1.6.0.dev379", False),
+        ("duckdb", "2.0.1", False),
     ],
 )
-def test_check_pyarrow_refuses_a_version_before_the_oldest(version: str, refused: bool) -> None:
-    from msgpack_reader_py._base.extras import (
-        PYARROW_OLDEST,
-        MissingExtraError,
-        check_pyarrow,
-    )
+def test_check_version_refuses_a_release_before_the_oldest(
+    package: str, version: str, refused: bool
+) -> None:
+    from msgpack_reader_py._base.extras import OLDEST, MissingExtraError, check_version
 
-    assert PYARROW_OLDEST == 23
+    wanted = ".".join(map(str, OLDEST[package]))
     if refused:
-        with pytest.raises(MissingExtraError, match=f"needs pyarrow 23 or later, and {version} is"):
-            check_pyarrow(version, "it")
+        with pytest.raises(MissingExtraError) as info:
+            check_version(package, version, "it", "extra")
+        assert str(info.value) == (
+            f"it needs {package} {wanted} or later, and {version} is installed: pip install -U "
+            f"'{package}>={wanted}' (or install msgpack-reader-py with its 'extra' extra)"
+        )
+        assert info.value.name == package
     else:
-        check_pyarrow(version, "it")
+        check_version(package, version, "it", "extra")
+
+
+def test_a_duckdb_too_old_is_one_error_line(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    reference_path: Path,
+) -> None:
+    """DuckDB 1.5.3 and before would turn [false] into [true]: refused before a record is
+    read, by the command line and by the library's query."""
+    import duckdb
+
+    from msgpack_reader_py._arrow.reader import arrow_schema
+    from msgpack_reader_py._base.extras import MissingExtraError
+    from msgpack_reader_py._output.query import Query
+
+    monkeypatch.setattr(duckdb, "__version__", "1.5.3")
+    assert main(["dump", str(reference_path), "--where", "id > 1"]) == EXIT_DATA_ERROR
+    stdout, err = capsys.readouterr()
+    assert stdout == ""
+    assert error_line(err) == (
+        "error: --where needs duckdb 1.5.4 or later, and 1.5.3 is installed: pip install -U "
+        "'duckdb>=1.5.4' (or install msgpack-reader-py with its 'duckdb' extra)"
+    )
+    with pytest.raises(MissingExtraError, match=r"select and where needs duckdb 1\.5\.4 or later"):
+        Query(arrow_schema(Item), where="id > 1")
 
 
 @pytest.mark.parametrize("command", ["dump", "count", "convert"])

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 __all__ = [
     "ARROW_FEATURE",
-    "PYARROW_OLDEST",
+    "OLDEST",
     "MissingExtraError",
-    "check_pyarrow",
+    "check_version",
     "missing_extra",
     "require",
 ]
@@ -14,12 +14,15 @@ __all__ = [
 ARROW_FEATURE = "the Arrow readers (read_table, read_batches, BatchReader, arrow_schema)"
 """How a missing pyarrow names what needed it."""
 
-PYARROW_OLDEST = 23
-"""The oldest pyarrow (its major version) the Arrow features are made and tested for. Before
-23, a ``RecordBatch`` made from a slice of a struct array kept its columns whole, so a batch
-cut from the rows read held rows again that another batch holds; 19 and before took no
-``maps_as_pydicts`` in ``to_pylist``; before 19 there was no JSON type, and text columns
-were written as JSON strings, quotes and all."""
+OLDEST: dict[str, tuple[int, ...]] = {"pyarrow": (23,), "duckdb": (1, 5, 4)}
+"""The oldest release of each optional package whose output the package can trust, as the
+extras require it; an older one installed otherwise is refused (:func:`check_version`), as a
+missing one is, for it would give wrong answers, not errors. pyarrow 22 and before made a
+``RecordBatch`` from a slice of a struct array with its columns whole, so a batch cut from
+the rows read held rows that another batch holds too; 19 and before took no
+``maps_as_pydicts`` in ``to_pylist``; before 19 there was no JSON type, and text columns were
+written as JSON strings, quotes and all. DuckDB 1.5.3 and before turned ``[false]`` into
+``[true]`` in a query's result (``dump --where``)."""
 
 
 class MissingExtraError(ModuleNotFoundError):
@@ -44,18 +47,32 @@ def missing_extra(exc: ModuleNotFoundError, extra: str, *, feature: str) -> Miss
     return _missing(feature, [name] if name else [], extra, name)
 
 
-def check_pyarrow(version: str, feature: str) -> None:
-    """Raise :class:`MissingExtraError` where pyarrow ``version`` is older than
-    :data:`PYARROW_OLDEST`: its output would be wrong, not refused."""
-    major = version.partition(".")[0]
-    if major.isdigit() and int(major) >= PYARROW_OLDEST:
+def check_version(package: str, version: str, feature: str, extra: str) -> None:
+    """Raise :class:`MissingExtraError` where ``version`` of ``package`` (one of
+    :data:`OLDEST`, which ``feature``, of the ``extra`` extra, needs) is older than its oldest
+    release there."""
+    oldest = OLDEST[package]
+    if _release(version) >= oldest:
         return
+    wanted = ".".join(map(str, oldest))
     message = (
-        f"{feature} needs pyarrow {PYARROW_OLDEST} or later, and {version} is installed: pip "
-        f"install -U 'pyarrow>={PYARROW_OLDEST}' (or install msgpack-reader-py with its 'arrow' "
-        "extra)"
+        f"{feature} needs {package} {wanted} or later, and {version} is installed: pip install "
+        f"-U '{package}>={wanted}' (or install msgpack-reader-py with its '{extra}' extra)"
     )
-    raise MissingExtraError(message, name="pyarrow")
+    raise MissingExtraError(message, name=package)
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """The numbers a version string starts with: ``"2.0.1.dev26"`` -> ``(2, 0, 1)``."""
+    numbers = []
+    for part in version.split("."):
+        digits = part[: len(part) - len(part.lstrip("0123456789"))]
+        if not digits:
+            break
+        numbers.append(int(digits))
+        if digits != part:  # "4rc1": the numbers end there
+            break
+    return tuple(numbers)
 
 
 def require(feature: str, extra: str, *modules: str) -> None:

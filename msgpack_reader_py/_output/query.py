@@ -18,7 +18,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._base.extras import missing_extra
+from .._base.extras import check_version, missing_extra
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -65,6 +65,7 @@ class Query:
             import pyarrow as pa
         except ModuleNotFoundError as exc:
             raise missing_extra(exc, "duckdb", feature="select and where") from None
+        check_version("duckdb", duckdb.__version__, "select and where", "duckdb")
         columns = "*" if self.select is None else ", ".join(map(_column, self.select))
         sql = f"SELECT {columns} FROM {_TABLE}"
         if self.where is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib
 import io
 import os
 import stat
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn
 from .._analysis.inferred import spool_limit_text
 from .._base.errors import ReaderError, RecordError, RecordTooLargeError
 from .._base.ext import fluentd_event_time
-from .._base.extras import MissingExtraError, check_pyarrow, require
+from .._base.extras import OLDEST, MissingExtraError, check_version, require
 from .._base.options import DEFAULT_MAX_RECORD_SIZE, DEFAULT_READ_SIZE, ReadOptions
 from .._output.progress import MODES, Mode, ProgressUnavailable, Update, progress_bar
 from .._readers.streaming_reader import RowBatches, SourceReader, StreamingReader
@@ -455,14 +456,15 @@ only lends them a progress bar and DataFrames)."""
 
 def require_extra(feature: str, extra: str) -> None:
     """Fail at once, naming every package ``feature`` (of the ``extra`` extra) needs that is
-    not installed, or the pyarrow installed where it is too old to write what it is given."""
+    not installed, or installed in a release too old to give right answers."""
     try:
         require(feature, extra, *_NEEDS[extra])
         if PROCESS.is_command:
             _start_arrow()
-        import pyarrow  # every feature of these extras builds Arrow columns
-
-        check_pyarrow(pyarrow.__version__, feature)
+        for name in _NEEDS[extra]:
+            if name in OLDEST:
+                module = importlib.import_module(name)
+                check_version(name, module.__version__, feature, extra)
     except MissingExtraError as exc:
         raise Failure(str(exc)) from None
 
