@@ -3,7 +3,9 @@ that begin at record N (msgpack_reader_py._split.seek, the readers' ``start``)."
 
 from __future__ import annotations
 
+import gc
 import gzip
+import multiprocessing
 from pathlib import Path
 from typing import Any
 
@@ -11,12 +13,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from msgpack_reader_py import DecodeError, Item, StreamingReader, TruncatedStreamError
+from msgpack_reader_py import (
+    DecodeError,
+    Item,
+    StreamingReader,
+    TruncatedStreamError,
+)
 from msgpack_reader_py._arrow.reader import read_table
 from msgpack_reader_py._base.options import ReadOptions
 from msgpack_reader_py._readers.values import ValueReader
 from msgpack_reader_py._reference.generator import get_iter, pack_items
-from msgpack_reader_py._split.seek import count_records, origin_for
+from msgpack_reader_py._split.parallel import RangedRead, Splitting
+from msgpack_reader_py._split.seek import Counting, count_records, origin_for
 from tests.helpers import drain, item_values, packed
 
 ITEMS = list(get_iter(300, seed=9))
@@ -117,6 +125,25 @@ def test_count_refuses_what_looks_like_another_format(tmp_path: Path) -> None:
             count_records(path, Item, workers=workers, blocksize=10_000)
         assert (info.value.index, info.value.offset) == (0, 0)
     assert count_records(path, force=True) == len(FOREIGN)  # one fixint per byte
+
+
+def test_a_split_count_that_fails_leaves_no_worker_behind(tmp_path: Path) -> None:
+    # The pool is shut down before the error reaches the caller, not when the garbage collector
+    # finds it: that may be in the pool's own thread, which cannot wait for itself.
+    path = tmp_path / "records.jsonl"
+    path.write_bytes(FOREIGN)
+    gc.disable()
+    try:
+        with pytest.raises(DecodeError, match="this looks like JSON text"):
+            count_records(path, Item, workers=2, blocksize=10_000)
+        assert multiprocessing.active_children() == []
+        # A reader its user never closes: the error closes what read its ranges.
+        ranged = RangedRead(path, Item, Counting(), ReadOptions(), splitting=Splitting(2, 10_000))
+        with pytest.raises(DecodeError, match="this looks like JSON text"):
+            list(ranged.batches())
+        assert multiprocessing.active_children() == []
+    finally:
+        gc.enable()
 
 
 def test_an_untyped_read_from_a_counted_file_still_refuses_another_format(

@@ -468,6 +468,10 @@ class RangedRead:
                 skip.errors.extend(piece.errors[: skip.keep - len(skip.errors)])
             yield piece.value if received is None else received(piece.value)
             if piece.error is not None:
+                # The pool goes down before the error reaches anyone, not when the garbage
+                # collector finds the pieces: that may be in the pool's own thread, which
+                # cannot wait for itself.
+                self.close()
                 raise piece.error
             assert piece.stop is not None
             self.bytes_read = piece.stop

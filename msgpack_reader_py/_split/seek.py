@@ -101,8 +101,11 @@ def count_records(
             read,
             splitting=splitting,
         )
-        for _piece in ranged.batches():
-            pass
+        try:
+            for _piece in ranged.batches():
+                pass
+        finally:
+            ranged.close()
         return ranged.index
     origin = (0, 0) if index is None else (index.count, index.end)
     return _framed(source, read, origin, force)
