@@ -1,6 +1,6 @@
 """Columns of JSON text: where a field's values have no Arrow type of their own (``Any``, a
 union of a record and a scalar, ...), its column holds each value's JSON text, as Arrow's JSON
-extension type where pyarrow has it.
+extension type.
 
 NaN and the infinities, which strict JSON writes as null, are ``NaN``, ``Infinity`` and
 ``-Infinity`` here, as Python's ``json`` writes them and DuckDB reads them: a column keeps
@@ -33,10 +33,9 @@ __all__ = [
     "typed",
 ]
 
-JSON: pa.DataType = pa.json_(pa.string()) if hasattr(pa, "json_") else pa.string()
+JSON: pa.DataType = pa.json_(pa.string())
 """The column type of a field whose values have no Arrow type of their own: their JSON text,
-as Arrow's JSON extension type where pyarrow has it (19 and later; Parquet keeps it, DuckDB
-reads it as its ``JSON``), else ``string``."""
+as Arrow's JSON extension type (Parquet keeps it, DuckDB reads it as its ``JSON``)."""
 
 
 def is_json(arrow_type: pa.DataType) -> bool:
